@@ -1,0 +1,235 @@
+//! Interleaved, paired measurement.
+//!
+//! A [`Compare`] runs each of its variants once per round, starting each round
+//! with a different variant, and reports the median over rounds of every
+//! variant's time divided by the anchor's time in the same round. Slow phases of
+//! the machine hit both sides of a ratio, so they cancel out.
+
+use std::time::Duration;
+
+/// What every suite is given.
+#[derive(Debug, Clone, Copy)]
+pub struct Ctx {
+    /// Quick mode: a smoke run that keeps each suite to a few seconds.
+    pub quick: bool,
+}
+
+impl Ctx {
+    /// Number of rounds to run: `full` normally, `quick` in quick mode.
+    pub fn rounds(&self, full: usize, quick: usize) -> usize {
+        if self.quick { quick } else { full }
+    }
+
+    /// `full` normally, `quick` in quick mode: for iteration counts and sizes.
+    pub fn pick<T>(&self, full: T, quick: T) -> T {
+        if self.quick { quick } else { full }
+    }
+}
+
+/// Prints one result row to stdout: `<suite> <name> <value> <unit>`.
+pub fn row(suite: &str, name: &str, value: f64, unit: &str) {
+    println!("{suite} {name} {} {unit}", fmt_value(value));
+}
+
+fn fmt_value(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        format!("{v}")
+    } else if v.abs() >= 100.0 {
+        format!("{v:.1}")
+    } else if v.abs() >= 1.0 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+type Sample<'a> = Box<dyn FnMut() -> Duration + 'a>;
+
+/// A set of variants measured side by side against an anchor.
+pub struct Compare<'a> {
+    suite: &'static str,
+    test: String,
+    anchor: &'static str,
+    variants: Vec<(&'static str, Sample<'a>)>,
+}
+
+impl<'a> Compare<'a> {
+    /// A comparison for test `test` of `suite`, with ratios taken against the
+    /// variant named `anchor` (which must be added with [`Compare::variant`]).
+    pub fn new(suite: &'static str, test: &str, anchor: &'static str) -> Self {
+        Self {
+            suite,
+            test: test.to_owned(),
+            anchor,
+            variants: Vec::new(),
+        }
+    }
+
+    /// Adds a variant. `sample` does any untimed setup, then times one sample
+    /// of the work and returns that duration.
+    pub fn variant(&mut self, name: &'static str, sample: impl FnMut() -> Duration + 'a) -> &mut Self {
+        self.variants.push((name, Box::new(sample)));
+        self
+    }
+
+    /// Runs `rounds` rounds (at least one) after one untimed warm-up round.
+    ///
+    /// # Panics
+    ///
+    /// If the anchor variant was never added: a bug in the suite.
+    pub fn run(&mut self, rounds: usize) -> Results {
+        let anchor = self
+            .variants
+            .iter()
+            .position(|(n, _)| *n == self.anchor)
+            .unwrap_or_else(|| panic!("suite {}: anchor {} missing", self.suite, self.anchor));
+        let n = self.variants.len();
+        let rounds = rounds.max(1);
+        for (_, f) in &mut self.variants {
+            f();
+        }
+        let mut times = vec![Vec::with_capacity(rounds); n];
+        for round in 0..rounds {
+            for k in 0..n {
+                let i = (round + k) % n;
+                let t = (self.variants[i].1)();
+                times[i].push(t);
+            }
+            eprint!("\r  {} {}: round {}/{}", self.suite, self.test, round + 1, rounds);
+        }
+        eprintln!();
+        let ratios = (0..n)
+            .map(|i| {
+                median_f64(
+                    (0..rounds)
+                        .map(|r| times[i][r].as_secs_f64() / times[anchor][r].as_secs_f64().max(1e-12))
+                        .collect(),
+                )
+            })
+            .collect();
+        let medians = times.into_iter().map(median_duration).collect();
+        Results {
+            suite: self.suite,
+            test: self.test.clone(),
+            anchor: self.anchor,
+            names: self.variants.iter().map(|(n, _)| *n).collect(),
+            medians,
+            ratios,
+        }
+    }
+}
+
+impl std::fmt::Debug for Compare<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Compare")
+            .field("suite", &self.suite)
+            .field("test", &self.test)
+            .field("anchor", &self.anchor)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a [`Compare::run`] measured.
+#[derive(Debug, Clone)]
+pub struct Results {
+    suite: &'static str,
+    test: String,
+    anchor: &'static str,
+    names: Vec<&'static str>,
+    medians: Vec<Duration>,
+    ratios: Vec<f64>,
+}
+
+impl Results {
+    fn index(&self, variant: &str) -> usize {
+        self.names
+            .iter()
+            .position(|n| *n == variant)
+            .unwrap_or_else(|| panic!("no variant {variant}"))
+    }
+
+    /// Median over rounds of `time(variant) / time(anchor)` in the same round.
+    pub fn ratio(&self, variant: &str) -> f64 {
+        self.ratios[self.index(variant)]
+    }
+
+    /// Median time of one sample of `variant`.
+    pub fn median(&self, variant: &str) -> Duration {
+        self.medians[self.index(variant)]
+    }
+
+    /// Emits `<test>.<variant>.t_vs_<anchor>` (time ratio, lower is faster)
+    /// and `<test>.<variant>.median` (µs per sample) for every variant.
+    pub fn emit_time_ratio(&self) {
+        eprintln!("  {:<28} {:>14} {:>12}", "variant", "median", format!("t/{}", self.anchor));
+        for (i, name) in self.names.iter().enumerate() {
+            let us = self.medians[i].as_secs_f64() * 1e6;
+            eprintln!("  {name:<28} {:>11.2} us {:>11.3}x", us, self.ratios[i]);
+            row(self.suite, &format!("{}.{name}.median", self.test), us, "us");
+            row(
+                self.suite,
+                &format!("{}.{name}.t_vs_{}", self.test, self.anchor),
+                self.ratios[i],
+                "x",
+            );
+        }
+    }
+
+    /// Emits `<test>.<variant>.rate_vs_<anchor>` (rate ratio, higher is
+    /// faster) and `<test>.<variant>.median` in `unit`, where one sample does
+    /// `work` units of work (so the rate is `work / time` per second).
+    pub fn emit_rate_ratio(&self, work: f64, unit: &str) {
+        eprintln!("  {:<28} {:>16} {:>12}", "variant", "median rate", format!("rate/{}", self.anchor));
+        for (i, name) in self.names.iter().enumerate() {
+            let rate = work / self.medians[i].as_secs_f64().max(1e-12);
+            let ratio = 1.0 / self.ratios[i];
+            eprintln!("  {name:<28} {:>9.2} {unit:<6} {:>11.3}x", rate, ratio);
+            row(self.suite, &format!("{}.{name}.median", self.test), rate, unit);
+            row(
+                self.suite,
+                &format!("{}.{name}.rate_vs_{}", self.test, self.anchor),
+                ratio,
+                "x",
+            );
+        }
+    }
+}
+
+fn median_f64(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+}
+
+fn median_duration(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    let n = v.len();
+    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paired_ratio_is_median_of_per_round_ratios() {
+        assert_eq!(median_f64(vec![3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median_f64(vec![4.0, 1.0, 2.0, 3.0]), 2.5);
+        let mut anchor_t = 0u64;
+        let mut other_t = 0u64;
+        let mut c = Compare::new("t", "x", "a");
+        c.variant("a", || {
+            anchor_t += 10;
+            Duration::from_micros(anchor_t)
+        });
+        c.variant("b", || {
+            other_t += 20;
+            Duration::from_micros(other_t)
+        });
+        let r = c.run(3);
+        // Round k (after one warm-up): a = 10(k+2), b = 20(k+2): ratio 2 every round.
+        assert_eq!(r.ratio("b"), 2.0);
+        assert_eq!(r.ratio("a"), 1.0);
+        assert_eq!(r.median("a"), Duration::from_micros(30));
+    }
+}

@@ -1,0 +1,32 @@
+#![doc = include_str!("../README.md")]
+#![no_std]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+#[cfg(feature = "alloc")]
+extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
+
+mod buffer;
+mod error;
+mod impls;
+mod write;
+
+pub use buffer::Buffer;
+pub use error::{BufferError, WriteError};
+#[cfg(feature = "alloc")]
+pub use impls::system_memory::BufferFromSystemMemory;
+pub use impls::fixed::{FixedBuffer, FixedSlice};
+pub use write::Write;
+
+/// Adapters between this crate's [`Write`] and `embedded_io::Write`.
+#[cfg(feature = "embedded-io")]
+pub mod embedded {
+    pub use crate::impls::embedded_io::{FromEmbeddedIo, ToEmbeddedIo};
+}
+
+/// Adapters between this crate's [`Write`] and `std::io::Write`.
+#[cfg(feature = "std")]
+pub mod std_io {
+    pub use crate::impls::std_io::{FromStd, ToStd};
+}
