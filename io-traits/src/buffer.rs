@@ -29,7 +29,7 @@ use crate::BufferError;
 /// buf.get_writable(1).copy_from_slice(b"!");
 /// assert_eq!(buf.len(), 3);
 /// let message = buf.get_data_owned();
-/// assert_eq!(message.as_ref(), b"hi!");
+/// assert_eq!(&message[..], b"hi!");
 /// assert!(buf.is_empty());
 /// ```
 pub trait Buffer {

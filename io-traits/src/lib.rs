@@ -14,9 +14,9 @@ mod write;
 
 pub use buffer::Buffer;
 pub use error::{BufferError, WriteError};
+pub use impls::fixed::{FixedBuffer, FixedSlice};
 #[cfg(feature = "alloc")]
 pub use impls::system_memory::BufferFromSystemMemory;
-pub use impls::fixed::{FixedBuffer, FixedSlice};
 pub use write::Write;
 
 /// Adapters between this crate's [`Write`] and `embedded_io::Write`.
