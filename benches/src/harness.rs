@@ -67,7 +67,11 @@ impl<'a> Compare<'a> {
 
     /// Adds a variant. `sample` does any untimed setup, then times one sample
     /// of the work and returns that duration.
-    pub fn variant(&mut self, name: &'static str, sample: impl FnMut() -> Duration + 'a) -> &mut Self {
+    pub fn variant(
+        &mut self,
+        name: &'static str,
+        sample: impl FnMut() -> Duration + 'a,
+    ) -> &mut Self {
         self.variants.push((name, Box::new(sample)));
         self
     }
@@ -95,14 +99,22 @@ impl<'a> Compare<'a> {
                 let t = (self.variants[i].1)();
                 times[i].push(t);
             }
-            eprint!("\r  {} {}: round {}/{}", self.suite, self.test, round + 1, rounds);
+            eprint!(
+                "\r  {} {}: round {}/{}",
+                self.suite,
+                self.test,
+                round + 1,
+                rounds
+            );
         }
         eprintln!();
         let ratios = (0..n)
             .map(|i| {
                 median_f64(
                     (0..rounds)
-                        .map(|r| times[i][r].as_secs_f64() / times[anchor][r].as_secs_f64().max(1e-12))
+                        .map(|r| {
+                            times[i][r].as_secs_f64() / times[anchor][r].as_secs_f64().max(1e-12)
+                        })
                         .collect(),
                 )
             })
@@ -140,6 +152,8 @@ pub struct Results {
     ratios: Vec<f64>,
 }
 
+// Not every suite reads every accessor.
+#[allow(dead_code)]
 impl Results {
     fn index(&self, variant: &str) -> usize {
         self.names
@@ -161,11 +175,21 @@ impl Results {
     /// Emits `<test>.<variant>.t_vs_<anchor>` (time ratio, lower is faster)
     /// and `<test>.<variant>.median` (µs per sample) for every variant.
     pub fn emit_time_ratio(&self) {
-        eprintln!("  {:<28} {:>14} {:>12}", "variant", "median", format!("t/{}", self.anchor));
+        eprintln!(
+            "  {:<28} {:>14} {:>12}",
+            "variant",
+            "median",
+            format!("t/{}", self.anchor)
+        );
         for (i, name) in self.names.iter().enumerate() {
             let us = self.medians[i].as_secs_f64() * 1e6;
             eprintln!("  {name:<28} {:>11.2} us {:>11.3}x", us, self.ratios[i]);
-            row(self.suite, &format!("{}.{name}.median", self.test), us, "us");
+            row(
+                self.suite,
+                &format!("{}.{name}.median", self.test),
+                us,
+                "us",
+            );
             row(
                 self.suite,
                 &format!("{}.{name}.t_vs_{}", self.test, self.anchor),
@@ -179,12 +203,22 @@ impl Results {
     /// faster) and `<test>.<variant>.median` in `unit`, where one sample does
     /// `work` units of work (so the rate is `work / time` per second).
     pub fn emit_rate_ratio(&self, work: f64, unit: &str) {
-        eprintln!("  {:<28} {:>16} {:>12}", "variant", "median rate", format!("rate/{}", self.anchor));
+        eprintln!(
+            "  {:<28} {:>16} {:>12}",
+            "variant",
+            "median rate",
+            format!("rate/{}", self.anchor)
+        );
         for (i, name) in self.names.iter().enumerate() {
             let rate = work / self.medians[i].as_secs_f64().max(1e-12);
             let ratio = 1.0 / self.ratios[i];
             eprintln!("  {name:<28} {:>9.2} {unit:<6} {:>11.3}x", rate, ratio);
-            row(self.suite, &format!("{}.{name}.median", self.test), rate, unit);
+            row(
+                self.suite,
+                &format!("{}.{name}.median", self.test),
+                rate,
+                unit,
+            );
             row(
                 self.suite,
                 &format!("{}.{name}.rate_vs_{}", self.test, self.anchor),
@@ -198,13 +232,21 @@ impl Results {
 fn median_f64(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     let n = v.len();
-    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
 }
 
 fn median_duration(mut v: Vec<Duration>) -> Duration {
     v.sort();
     let n = v.len();
-    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2 }
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2
+    }
 }
 
 #[cfg(test)]

@@ -8,6 +8,12 @@
 //! per line, `<suite> <name> <value> <unit>`; stderr carries progress and a
 //! readable table.
 
+#![allow(
+    clippy::std_instead_of_core,
+    clippy::std_instead_of_alloc,
+    reason = "a std-only benchmark binary"
+)]
+
 mod harness;
 mod suites;
 
@@ -24,7 +30,11 @@ fn main() -> ExitCode {
                 eprintln!("usage: compare [SUITE...] [--quick]");
                 eprintln!(
                     "suites: {}",
-                    suites::SUITES.iter().map(|s| s.0).collect::<Vec<_>>().join(" ")
+                    suites::SUITES
+                        .iter()
+                        .map(|s| s.0)
+                        .collect::<Vec<_>>()
+                        .join(" ")
                 );
                 return ExitCode::SUCCESS;
             }

@@ -3,6 +3,9 @@
 use io_traits::{Buffer, BufferError, BufferFromSystemMemory, FixedBuffer};
 use proptest::prelude::*;
 
+/// Operations per case; Miri runs each one far more slowly.
+const MAX_OPS: usize = if cfg!(miri) { 8 } else { 32 };
+
 #[derive(Debug, Clone)]
 enum Op {
     /// `try_get_writable(len)`, then fill the bytes with `fill`.
@@ -91,24 +94,24 @@ where
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: if cfg!(miri) { 8 } else { 512 },
+        cases: if cfg!(miri) { 3 } else { 512 },
         failure_persistence: None,
         ..ProptestConfig::default()
     })]
 
     #[test]
-    fn fixed_buffer_matches_model(ops in proptest::collection::vec(op(), 0..32)) {
+    fn fixed_buffer_matches_model(ops in proptest::collection::vec(op(), 0..MAX_OPS)) {
         check(FixedBuffer::<64>::new(), Some(64), &ops)?;
     }
 
     #[test]
-    fn tiny_fixed_buffer_matches_model(ops in proptest::collection::vec(op(), 0..32)) {
+    fn tiny_fixed_buffer_matches_model(ops in proptest::collection::vec(op(), 0..MAX_OPS)) {
         check(FixedBuffer::<1>::new(), Some(1), &ops)?;
         check(FixedBuffer::<0>::new(), Some(0), &ops)?;
     }
 
     #[test]
-    fn system_memory_matches_model(cap in 0usize..64, ops in proptest::collection::vec(op(), 0..32)) {
+    fn system_memory_matches_model(cap in 0usize..64, ops in proptest::collection::vec(op(), 0..MAX_OPS)) {
         check(BufferFromSystemMemory::new(cap), None, &ops)?;
     }
 }

@@ -6,9 +6,12 @@ use io_traits::std_io::{FromStd, ToStd};
 use io_traits::{Write, WriteError};
 use proptest::prelude::*;
 
+/// Operations per case; Miri runs each one far more slowly.
+const MAX_OPS: usize = if cfg!(miri) { 8 } else { 32 };
+
 fn config() -> ProptestConfig {
     ProptestConfig {
-        cases: if cfg!(miri) { 8 } else { 512 },
+        cases: if cfg!(miri) { 3 } else { 512 },
         failure_persistence: None,
         ..ProptestConfig::default()
     }
@@ -74,7 +77,7 @@ proptest! {
     #![proptest_config(config())]
 
     #[test]
-    fn slice_matches_std_byte_for_byte(size in 0usize..96, ops in proptest::collection::vec(write_op(), 0..16)) {
+    fn slice_matches_std_byte_for_byte(size in 0usize..96, ops in proptest::collection::vec(write_op(), 0..MAX_OPS)) {
         let (std_outcomes, std_storage, std_left) = std_reference(size, &ops);
         let mut storage = vec![0u8; size];
         let mut sink: &mut [u8] = &mut storage;
@@ -86,7 +89,7 @@ proptest! {
     }
 
     #[test]
-    fn vec_appends_everything(ops in proptest::collection::vec(write_op(), 0..16)) {
+    fn vec_appends_everything(ops in proptest::collection::vec(write_op(), 0..MAX_OPS)) {
         let mut model = Vec::new();
         let mut sink = Vec::new();
         for op in &ops {
@@ -106,7 +109,7 @@ proptest! {
     }
 
     #[test]
-    fn embedded_io_bridges_match_std(size in 0usize..96, ops in proptest::collection::vec(write_op(), 0..16)) {
+    fn embedded_io_bridges_match_std(size in 0usize..96, ops in proptest::collection::vec(write_op(), 0..MAX_OPS)) {
         let (std_outcomes, std_storage, _) = std_reference(size, &ops);
 
         // embedded-io's slice writer seen through our trait behaves as that
@@ -136,7 +139,7 @@ proptest! {
     }
 
     #[test]
-    fn std_bridges_match_std(size in 0usize..96, ops in proptest::collection::vec(write_op(), 0..16)) {
+    fn std_bridges_match_std(size in 0usize..96, ops in proptest::collection::vec(write_op(), 0..MAX_OPS)) {
         let (std_outcomes, std_storage, _) = std_reference(size, &ops);
         let mut storage = vec![0u8; size];
         let outcomes = run_ours(&mut FromStd::new(ToStd::new(&mut storage[..])), &ops);
