@@ -1,6 +1,17 @@
 use crate::{Buffer, BufferError};
 
 /// The owned message of a [`FixedBuffer`]: a fixed-capacity byte vector.
+///
+/// # Examples
+///
+/// ```
+/// use io_traits::{Buffer, FixedBuffer, FixedSlice};
+///
+/// let mut buf = FixedBuffer::<8>::new();
+/// buf.get_writable(2).copy_from_slice(b"ok");
+/// let message: FixedSlice<8> = buf.get_data_owned();
+/// assert_eq!(message.as_slice(), b"ok");
+/// ```
 pub type FixedSlice<const N: usize> = heapless::Vec<u8, N>;
 
 /// A [`Buffer`] with room for messages of up to `N` bytes, needing no allocator.
@@ -35,7 +46,9 @@ impl<const N: usize> FixedBuffer<N> {
     /// ```
     /// use io_traits::FixedBuffer;
     ///
-    /// static mut SCRATCH: FixedBuffer<256> = FixedBuffer::new();
+    /// // `new` is `const`, so a buffer can be built at compile time.
+    /// const EMPTY: FixedBuffer<256> = FixedBuffer::new();
+    /// assert!(EMPTY.capacity() == 256);
     /// let buf = FixedBuffer::<16>::new();
     /// assert_eq!(buf.capacity(), 16);
     /// ```
@@ -47,6 +60,14 @@ impl<const N: usize> FixedBuffer<N> {
     }
 
     /// The largest message this buffer holds: `N`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use io_traits::FixedBuffer;
+    ///
+    /// assert_eq!(FixedBuffer::<1500>::new().capacity(), 1500);
+    /// ```
     pub const fn capacity(&self) -> usize {
         N
     }
