@@ -1,2 +1,27 @@
-//! Work in progress.
+#![doc = include_str!("../README.md")]
 #![no_std]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+#[cfg(feature = "alloc")]
+extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
+
+mod backend;
+pub mod backends;
+mod completion;
+mod counters;
+mod error;
+mod geometry;
+mod op;
+mod policy;
+mod reader;
+
+pub use backend::{ReadBackend, Report};
+pub use completion::{Completion, Fragment, ReadSummary, Segment, Segments};
+pub use counters::Counters;
+pub use error::{FaultMapError, GeometryError, ReadErrorKind};
+pub use geometry::Geometry;
+pub use op::ReadOp;
+pub use policy::CoalescePolicy;
+pub use reader::{DEFAULT_FRAGMENTS, DEFAULT_WINDOW, Reader};

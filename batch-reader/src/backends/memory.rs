@@ -1,0 +1,259 @@
+//! [`MemoryBackend`]: a byte slice with injectable faults.
+
+use core::ops::Range;
+
+use crate::{FaultMapError, Geometry, ReadBackend, ReadErrorKind, ReadOp, Report};
+
+/// A range of addresses that fails with `kind`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fault {
+    /// The failing addresses.
+    pub range: Range<u64>,
+    /// How they fail.
+    pub kind: ReadErrorKind,
+}
+
+/// Reads from a byte slice mapped at `base`, with up to `K` injected faults.
+///
+/// A read copies bytes until its first byte that is faulted or outside the
+/// slice, and fails from there with that fault's kind (or
+/// [`OutOfBounds`](ReadErrorKind::OutOfBounds)). So a byte reads the same alone
+/// or inside any larger read, as the [`ReadBackend`] contract asks.
+///
+/// [`set_accept_limit`](MemoryBackend::set_accept_limit) makes it accept fewer
+/// ops per call than its geometry says, to exercise backpressure.
+///
+/// # Examples
+///
+/// ```
+/// use batch_reader::{backends::MemoryBackend, Geometry, ReadBackend, ReadErrorKind, ReadOp, Report};
+///
+/// let mem = [5u8; 32];
+/// let mut b = MemoryBackend::new(&mem, Geometry::new(Some(16), 16, 4)?);
+/// b.inject_fault(20..24, ReadErrorKind::Io)?;
+/// let mut buf = [0u8; 8];
+/// let mut ops = [ReadOp::new(16, &mut buf, 3)];
+/// let mut got = None;
+/// b.read_batch(&mut ops, |r| got = Some(r));
+/// assert_eq!(got, Some(Report::failed(3, 4, ReadErrorKind::Io)));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct MemoryBackend<'m, const K: usize = 8> {
+    mem: &'m [u8],
+    base: u64,
+    geometry: Geometry,
+    faults: heapless::Vec<Fault, K>,
+    accept_limit: usize,
+}
+
+impl<'m> MemoryBackend<'m> {
+    /// `mem` mapped at address 0, declaring `geometry`, with room for 8
+    /// faults.
+    pub fn new(mem: &'m [u8], geometry: Geometry) -> Self {
+        Self::mapped_at(mem, 0, geometry)
+    }
+
+    /// `mem` mapped at address `base`, declaring `geometry`, with room for 8
+    /// faults.
+    pub fn with_base(mem: &'m [u8], base: u64, geometry: Geometry) -> Self {
+        Self::mapped_at(mem, base, geometry)
+    }
+}
+
+impl<'m, const K: usize> MemoryBackend<'m, K> {
+    /// `mem` mapped at address `base`, declaring `geometry`, with room for
+    /// `K` faults.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry};
+    ///
+    /// let mem = [0u8; 16];
+    /// let b = MemoryBackend::<'_, 32>::mapped_at(&mem, 0x1000, Geometry::new(None, 16, 1)?);
+    /// assert!(b.faults().is_empty());
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
+    pub fn mapped_at(mem: &'m [u8], base: u64, geometry: Geometry) -> Self {
+        Self {
+            mem,
+            base,
+            geometry,
+            faults: heapless::Vec::new(),
+            accept_limit: usize::MAX,
+        }
+    }
+
+    /// Makes reads of `range` fail with `kind`.
+    ///
+    /// # Errors
+    ///
+    /// [`FaultMapError::Full`] if `K` faults are already injected.
+    pub fn inject_fault(
+        &mut self,
+        range: Range<u64>,
+        kind: ReadErrorKind,
+    ) -> Result<(), FaultMapError> {
+        self.faults
+            .push(Fault { range, kind })
+            .map_err(|_| FaultMapError::Full { capacity: K })
+    }
+
+    /// Removes every fault.
+    pub fn clear_faults(&mut self) {
+        self.faults.clear();
+    }
+
+    /// The injected faults.
+    pub fn faults(&self) -> &[Fault] {
+        &self.faults
+    }
+
+    /// Accepts at most `limit` ops per call (0: accepts none).
+    pub fn set_accept_limit(&mut self, limit: usize) {
+        self.accept_limit = limit;
+    }
+
+    /// Reads `buf.len()` bytes at `addr`: how many were read, and why the
+    /// rest failed.
+    fn read_one(&self, addr: u64, buf: &mut [u8]) -> (usize, Option<ReadErrorKind>) {
+        let want = buf.len();
+        let offset = addr.wrapping_sub(self.base);
+        let available = if addr < self.base || offset >= self.mem.len() as u64 {
+            0
+        } else {
+            self.mem.len() - offset as usize
+        };
+        let (mut valid, mut error) = if available < want {
+            (available, Some(ReadErrorKind::OutOfBounds))
+        } else {
+            (want, None)
+        };
+        let end = addr.saturating_add(valid as u64);
+        for f in &self.faults {
+            if f.range.start < end && f.range.end > addr {
+                let at = (f.range.start.max(addr) - addr) as usize;
+                if at < valid {
+                    valid = at;
+                    error = Some(f.kind);
+                }
+            }
+        }
+        if valid > 0 {
+            let start = offset as usize;
+            buf[..valid].copy_from_slice(&self.mem[start..start + valid]);
+        }
+        (valid, error)
+    }
+}
+
+impl<const K: usize> ReadBackend for MemoryBackend<'_, K> {
+    #[inline]
+    fn geometry(&self) -> Geometry {
+        self.geometry
+    }
+
+    fn read_batch<R: FnMut(Report)>(&mut self, ops: &mut [ReadOp<'_>], mut report: R) -> usize {
+        let n = ops
+            .len()
+            .min(self.geometry.max_ops())
+            .min(self.accept_limit);
+        for op in &mut ops[..n] {
+            let (valid, error) = self.read_one(op.addr, op.buf);
+            report(Report {
+                tag: op.tag,
+                valid,
+                error,
+            });
+        }
+        n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn geometry() -> Geometry {
+        match Geometry::new(Some(16), 16, 4) {
+            Ok(g) => g,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    fn read(b: &mut MemoryBackend<'_, 4>, addr: u64, len: usize) -> (Report, [u8; 32]) {
+        let mut buf = [0u8; 32];
+        let mut ops = [ReadOp::new(addr, &mut buf[..len], 1)];
+        let mut got = None;
+        assert_eq!(b.read_batch(&mut ops, |r| got = Some(r)), 1);
+        (got.expect("one report"), buf)
+    }
+
+    #[test]
+    fn reads_stop_at_the_first_fault_or_the_end() {
+        let mem: [u8; 40] = core::array::from_fn(|i| i as u8);
+        let mut b = MemoryBackend::<'_, 4>::mapped_at(&mem, 100, geometry());
+        assert_eq!(read(&mut b, 100, 8).0, Report::ok(1, 8));
+        assert_eq!(
+            read(&mut b, 130, 16).0,
+            Report::failed(1, 10, ReadErrorKind::OutOfBounds)
+        );
+        assert_eq!(
+            read(&mut b, 99, 4).0,
+            Report::failed(1, 0, ReadErrorKind::OutOfBounds)
+        );
+        b.inject_fault(104..106, ReadErrorKind::Unmapped).unwrap();
+        let (r, buf) = read(&mut b, 101, 8);
+        assert_eq!(r, Report::failed(1, 3, ReadErrorKind::Unmapped));
+        assert_eq!(&buf[..3], &[1, 2, 3]);
+        assert_eq!(
+            read(&mut b, 105, 4).0,
+            Report::failed(1, 0, ReadErrorKind::Unmapped)
+        );
+        assert_eq!(read(&mut b, 106, 4).0, Report::ok(1, 4));
+        // The first failing byte decides the kind, fault or end.
+        b.inject_fault(138..200, ReadErrorKind::Io).unwrap();
+        assert_eq!(
+            read(&mut b, 136, 8).0,
+            Report::failed(1, 2, ReadErrorKind::Io)
+        );
+        assert_eq!(
+            read(&mut b, u64::MAX - 2, 8).0,
+            Report::failed(1, 0, ReadErrorKind::OutOfBounds)
+        );
+    }
+
+    #[test]
+    fn fault_map_full_is_an_error() {
+        let mem = [0u8; 4];
+        let mut b = MemoryBackend::<'_, 1>::mapped_at(&mem, 0, geometry());
+        assert_eq!(b.inject_fault(0..1, ReadErrorKind::Io), Ok(()));
+        assert_eq!(
+            b.inject_fault(1..2, ReadErrorKind::Io),
+            Err(FaultMapError::Full { capacity: 1 })
+        );
+        b.clear_faults();
+        assert!(b.faults().is_empty());
+    }
+
+    #[test]
+    fn accepts_at_most_max_ops_and_the_limit() {
+        let mem = [0u8; 64];
+        let mut b = MemoryBackend::<'_, 1>::mapped_at(&mem, 0, geometry());
+        let mut bufs = [[0u8; 1]; 6];
+        let mut ops: heapless::Vec<ReadOp<'_>, 6> = bufs
+            .iter_mut()
+            .enumerate()
+            .map(|(i, buf)| ReadOp::new(i as u64, buf, i))
+            .collect();
+        let mut seen = 0;
+        assert_eq!(b.read_batch(&mut ops, |_| seen += 1), 4);
+        assert_eq!(seen, 4);
+        b.set_accept_limit(2);
+        assert_eq!(b.read_batch(&mut ops, |_| seen += 1), 2);
+        b.set_accept_limit(0);
+        assert_eq!(b.read_batch(&mut ops, |_| seen += 1), 0);
+        assert_eq!(seen, 6);
+    }
+}

@@ -1,0 +1,58 @@
+//! [`Counters`]: what a reader did, exactly.
+
+/// Running totals of a [`Reader`](crate::Reader), exact so that tests and docs
+/// can state them.
+///
+/// # Examples
+///
+/// ```
+/// use batch_reader::{backends::MemoryBackend, Geometry, ReadOp, Reader};
+///
+/// let mem: Vec<u8> = (0..=255).collect();
+/// let g = Geometry::new(Some(64), 64, 16)?;
+/// let mut r: Reader<_, _> = Reader::new(MemoryBackend::new(&mem, g), [0u8; 64]);
+/// let (mut a, mut b) = ([0u8; 4], [0u8; 4]);
+/// let mut ops = [ReadOp::new(8, &mut a, 0), ReadOp::new(12, &mut b, 1)];
+/// r.read_many(&mut ops, |c| assert!(c.is_ok()));
+/// let c = r.counters();
+/// assert_eq!((c.backend_calls, c.ops, c.backend_ops, c.merged_ops), (1, 2, 1, 2));
+/// assert_eq!(c.read_amplification(), 1.0);
+/// # Ok::<(), batch_reader::GeometryError>(())
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Calls to the backend's `read_batch`.
+    pub backend_calls: u64,
+    /// Ops taken from the caller.
+    pub ops: u64,
+    /// Fragments the ops were split into (an op within one boundary unit and
+    /// within `max_transfer` is one fragment; empty ops and ops whose address
+    /// overflows are not counted).
+    pub fragments: u64,
+    /// Ops the backend accepted, merged or not, retries included.
+    pub backend_ops: u64,
+    /// Backend ops that carried two or more fragments.
+    pub merged_reads: u64,
+    /// Fragments that went into merged reads.
+    pub merged_ops: u64,
+    /// Fragments retried on their own after the merged read carrying them
+    /// failed before reaching their last byte.
+    pub retried_ops: u64,
+    /// Bytes the caller asked for (sum of op lengths).
+    pub bytes_requested: u64,
+    /// Bytes the backend was asked to transfer: accepted backend op lengths,
+    /// gap bytes and retries included.
+    pub bytes_read: u64,
+}
+
+impl Counters {
+    /// `bytes_read / bytes_requested`: 1.0 when nothing was re-read or read
+    /// in gaps (and when nothing was requested).
+    pub fn read_amplification(&self) -> f64 {
+        if self.bytes_requested == 0 {
+            1.0
+        } else {
+            self.bytes_read as f64 / self.bytes_requested as f64
+        }
+    }
+}

@@ -1,0 +1,110 @@
+//! [`Geometry`]: the limits a backend declares.
+
+use crate::GeometryError;
+
+/// What a backend can take in one call.
+///
+/// - `boundary`: reads must not cross a multiple of this (a page, a sector).
+///   The reader splits ops there, so that one bad page fails only its own
+///   fragment. `None` means the backend has no such boundary.
+/// - `max_transfer`: the most bytes one backend op may carry.
+/// - `max_ops`: the most ops one call may carry.
+///
+/// # Examples
+///
+/// ```
+/// use batch_reader::{Geometry, GeometryError};
+///
+/// let g = Geometry::new(Some(4096), 1 << 20, 64)?;
+/// assert_eq!(g.boundary(), Some(4096));
+/// assert_eq!(g.bytes_to_boundary(4096 + 4000), 96);
+/// assert_eq!(Geometry::new(Some(3000), 4096, 1), Err(GeometryError::BadBoundary(3000)));
+/// # Ok::<(), GeometryError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Geometry {
+    boundary_mask: Option<u64>,
+    max_transfer: usize,
+    max_ops: usize,
+}
+
+impl Geometry {
+    /// A geometry, checked: the boundary must be a power of two, the other two
+    /// limits non-zero.
+    pub const fn new(
+        boundary: Option<u64>,
+        max_transfer: usize,
+        max_ops: usize,
+    ) -> Result<Self, GeometryError> {
+        let boundary_mask = match boundary {
+            Some(b) if b.is_power_of_two() => Some(b - 1),
+            Some(b) => return Err(GeometryError::BadBoundary(b)),
+            None => None,
+        };
+        if max_transfer == 0 {
+            return Err(GeometryError::ZeroTransfer);
+        }
+        if max_ops == 0 {
+            return Err(GeometryError::ZeroOps);
+        }
+        Ok(Self {
+            boundary_mask,
+            max_transfer,
+            max_ops,
+        })
+    }
+
+    /// The split boundary, if any.
+    #[inline]
+    pub const fn boundary(&self) -> Option<u64> {
+        match self.boundary_mask {
+            Some(m) => Some(m + 1),
+            None => None,
+        }
+    }
+
+    /// The most bytes one backend op may carry.
+    #[inline]
+    pub const fn max_transfer(&self) -> usize {
+        self.max_transfer
+    }
+
+    /// The most ops one backend call may carry.
+    #[inline]
+    pub const fn max_ops(&self) -> usize {
+        self.max_ops
+    }
+
+    /// How many bytes from `addr` up to the next boundary (`u64::MAX` when
+    /// there is no boundary).
+    #[inline]
+    pub const fn bytes_to_boundary(&self, addr: u64) -> u64 {
+        match self.boundary_mask {
+            Some(m) => m - (addr & m) + 1,
+            None => u64::MAX,
+        }
+    }
+
+    /// Whether `[start, end)` (non-empty, `end > start`) stays within one
+    /// boundary unit.
+    #[inline]
+    pub const fn same_unit(&self, start: u64, end: u64) -> bool {
+        match self.boundary_mask {
+            Some(m) => (start & !m) == ((end - 1) & !m),
+            None => true,
+        }
+    }
+
+    /// The length of the first fragment of a read of `len` bytes at `addr`:
+    /// up to the boundary and at most `max_transfer`.
+    #[inline]
+    pub fn fragment_len(&self, addr: u64, len: usize) -> usize {
+        let to_boundary = self.bytes_to_boundary(addr);
+        let cap = if to_boundary < self.max_transfer as u64 {
+            to_boundary as usize
+        } else {
+            self.max_transfer
+        };
+        if len < cap { len } else { cap }
+    }
+}
