@@ -1,2 +1,30 @@
-//! Work in progress.
+#![doc = include_str!("../README.md")]
 #![no_std]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+#[cfg(feature = "alloc")]
+extern crate alloc;
+#[cfg(any(test, feature = "std"))]
+extern crate std;
+
+mod control;
+mod layout;
+mod loom;
+#[cfg(feature = "alloc")]
+mod pool;
+mod producer;
+mod slice;
+mod slot_map;
+#[cfg(not(loom))]
+mod static_pool;
+
+#[cfg(feature = "alloc")]
+pub use io_traits::BufferFromSystemMemory;
+pub use io_traits::{Buffer, BufferError, Write, WriteError};
+pub use layout::PoolMode;
+#[cfg(feature = "alloc")]
+pub use pool::BufferPool;
+pub use slice::Slice;
+pub use slot_map::SlotMap;
+#[cfg(not(loom))]
+pub use static_pool::{PoolStorage, StaticBufferPool, StorageInUse};

@@ -1,0 +1,274 @@
+//! Where lent slices lie in pool memory, and where the next message may go.
+//!
+//! This is the producer's private bookkeeping: plain integers, no atomics, no
+//! memory. It is the whole placement policy, so it can be read (and tested)
+//! on its own. The invariants it keeps are argued in `docs/buffer-pool.md`:
+//!
+//! - **Disjoint**: the spans of `known` slots are pairwise disjoint and lie in
+//!   `0..cap`.
+//! - **Ordered groups**: every front-group span ends at or before `head`, the
+//!   lowest start of a back-group span; and the front group is empty whenever
+//!   the back group is.
+//! - **Free regions**: the back region `tail..cap` (`tail` = highest end of any
+//!   known span) and the front region `front_end..head` (`front_end` = highest
+//!   end of a front-group span) overlap no known span.
+
+use crate::slot_map::sealed::{Sealed, Span};
+
+/// Where a pool puts the message being written.
+///
+/// # Examples
+///
+/// ```
+/// use buffer_pool::{Buffer, BufferPool, PoolMode};
+///
+/// let mut pool = BufferPool::new(4);
+/// pool.get_writable(3).copy_from_slice(b"abc");
+/// assert_eq!(pool.mode(), PoolMode::Back);
+/// let _held = pool.get_data_owned();
+/// pool.get_writable(3).copy_from_slice(b"def"); // 3 bytes no longer fit
+/// assert_eq!(pool.mode(), PoolMode::Alloc);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PoolMode {
+    /// In pool memory after every lent slice.
+    Back,
+    /// In pool memory before the oldest lent slices, reusing freed space.
+    Front,
+    /// In system memory: no slot or no pool space was free.
+    Alloc,
+}
+
+/// A free region chosen for a message: it starts at `start` and may grow up
+/// to `limit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Placement {
+    pub(crate) start: usize,
+    pub(crate) limit: usize,
+    pub(crate) mode: PoolMode,
+}
+
+/// The producer's view of the lent slots.
+#[derive(Debug)]
+pub(crate) struct Layout<M: Sealed> {
+    /// Slots lent and not yet seen returned: a superset of the atomic map.
+    known: u64,
+    /// The subset of `known` placed in the front group.
+    front: u64,
+    /// Span of each known slot.
+    spans: M::Spans,
+}
+
+impl<M: Sealed> Layout<M> {
+    /// Nothing lent.
+    pub(crate) const fn new() -> Self {
+        Self {
+            known: 0,
+            front: 0,
+            spans: M::EMPTY_SPANS,
+        }
+    }
+
+    /// A view in which the slots of `lent` are lent with unknown spans: each is
+    /// taken to cover the whole of `0..cap`, so nothing is placed until they
+    /// come back. Used when `'static` storage is claimed again while slices of
+    /// an earlier pool are still alive.
+    pub(crate) fn with_unknown(lent: u64, cap: usize) -> Self {
+        let mut layout = Self::new();
+        layout.known = lent & M::ALL;
+        for (i, span) in layout.spans.as_mut().iter_mut().enumerate() {
+            if layout.known & (1 << i) != 0 {
+                *span = Span { start: 0, end: cap };
+            }
+        }
+        layout
+    }
+
+    /// Slots the producer believes lent.
+    #[inline]
+    pub(crate) fn known(&self) -> u64 {
+        self.known
+    }
+
+    /// The lowest slot not lent, if any.
+    #[inline]
+    pub(crate) fn free_slot(&self) -> Option<u32> {
+        let free = !self.known & M::ALL;
+        (free != 0).then(|| free.trailing_zeros())
+    }
+
+    /// Takes note that only the slots of `lent` are still lent (`lent` is a
+    /// fresh load of the atomic map; bits outside `known` are ignored). When
+    /// the back group empties, the front group becomes the back group.
+    pub(crate) fn observe(&mut self, lent: u64) {
+        let returned = self.known & !lent;
+        if returned == 0 {
+            return;
+        }
+        self.known &= !returned;
+        self.front &= !returned;
+        if self.known & !self.front == 0 {
+            self.front = 0;
+        }
+    }
+
+    /// Records that `slot` is now lent with bytes `start..end`, placed in
+    /// `mode` (`Back` or `Front`).
+    pub(crate) fn lend(&mut self, slot: u32, start: usize, end: usize, mode: PoolMode) {
+        let bit = 1u64 << slot;
+        self.known |= bit;
+        if mode == PoolMode::Front {
+            self.front |= bit;
+        }
+        self.spans.as_mut()[slot as usize] = Span { start, end };
+    }
+
+    /// The back region `tail..cap` and the front region `front_end..head`.
+    pub(crate) fn regions(&self, cap: usize) -> ((usize, usize), (usize, usize)) {
+        let mut tail = 0;
+        let mut head = cap;
+        let mut front_end = 0;
+        let mut rest = self.known;
+        let spans = self.spans.as_ref();
+        while rest != 0 {
+            let i = rest.trailing_zeros();
+            rest &= rest - 1;
+            let span = spans[i as usize];
+            tail = tail.max(span.end);
+            if self.front & (1 << i) != 0 {
+                front_end = front_end.max(span.end);
+            } else {
+                head = head.min(span.start);
+            }
+        }
+        ((tail, cap), (front_end, head.max(front_end)))
+    }
+
+    /// The region a message of `need` bytes goes to: the back region if it
+    /// fits there, else the front region if it fits there, else none.
+    pub(crate) fn place(&self, need: usize, cap: usize) -> Option<Placement> {
+        let ((tail, end), (front_end, head)) = self.regions(cap);
+        if end - tail >= need {
+            Some(Placement {
+                start: tail,
+                limit: end,
+                mode: PoolMode::Back,
+            })
+        } else if head - front_end >= need {
+            Some(Placement {
+                start: front_end,
+                limit: head,
+                mode: PoolMode::Front,
+            })
+        } else {
+            None
+        }
+    }
+
+    /// The largest message a free region could hold now.
+    pub(crate) fn largest_region(&self, cap: usize) -> usize {
+        let ((tail, end), (front_end, head)) = self.regions(cap);
+        (end - tail).max(head - front_end)
+    }
+
+    /// Checks the invariants listed in the module docs.
+    #[cfg(test)]
+    pub(crate) fn check(&self, cap: usize) {
+        let spans = self.spans.as_ref();
+        let slots = (0..M::SLOTS).filter(|i| self.known & (1 << i) != 0);
+        assert_eq!(self.front & !self.known, 0, "front group outside known");
+        if self.front != 0 {
+            assert_ne!(
+                self.known & !self.front,
+                0,
+                "front group without back group"
+            );
+        }
+        for a in slots.clone() {
+            let sa = spans[a as usize];
+            assert!(sa.start < sa.end && sa.end <= cap, "span out of bounds");
+            for b in slots.clone() {
+                let sb = spans[b as usize];
+                if a != b {
+                    assert!(sa.end <= sb.start || sb.end <= sa.start, "spans overlap");
+                }
+                if self.front & (1 << a) != 0 && self.front & (1 << b) == 0 {
+                    assert!(sa.end <= sb.start, "front span after a back span");
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_layout_offers_everything_in_back_mode() {
+        let layout = Layout::<u8>::new();
+        assert_eq!(
+            layout.place(10, 10),
+            Some(Placement {
+                start: 0,
+                limit: 10,
+                mode: PoolMode::Back
+            })
+        );
+        assert_eq!(layout.place(11, 10), None);
+        assert_eq!(layout.place(0, 0).map(|p| p.mode), Some(PoolMode::Back));
+        assert_eq!(layout.free_slot(), Some(0));
+    }
+
+    #[test]
+    fn front_then_promotion() {
+        let mut layout = Layout::<u8>::new();
+        layout.lend(0, 0, 5, PoolMode::Back);
+        layout.lend(1, 5, 10, PoolMode::Back);
+        layout.observe(0b10);
+        // Back region 10..10 is empty; front region 0..5.
+        assert_eq!(
+            layout.place(5, 10),
+            Some(Placement {
+                start: 0,
+                limit: 5,
+                mode: PoolMode::Front
+            })
+        );
+        layout.lend(0, 0, 3, PoolMode::Front);
+        layout.check(10);
+        // The back group (slot 1) goes: slot 0 becomes the back group.
+        layout.observe(0b01);
+        layout.check(10);
+        assert_eq!(
+            layout.place(7, 10),
+            Some(Placement {
+                start: 3,
+                limit: 10,
+                mode: PoolMode::Back
+            })
+        );
+    }
+
+    #[test]
+    fn every_slot_lent_leaves_no_free_slot() {
+        let mut layout = Layout::<u16>::new();
+        for i in 0..16 {
+            assert_eq!(layout.free_slot(), Some(i));
+            layout.lend(i, i as usize, i as usize + 1, PoolMode::Back);
+        }
+        assert_eq!(layout.free_slot(), None);
+        layout.check(16);
+    }
+
+    #[test]
+    fn unknown_spans_block_everything_until_returned() {
+        let mut layout = Layout::<u8>::with_unknown(0b101, 100);
+        assert_eq!(layout.place(1, 100), None);
+        assert_eq!(layout.free_slot(), Some(1));
+        layout.observe(0b100);
+        assert_eq!(layout.place(1, 100), None);
+        layout.observe(0);
+        assert_eq!(layout.place(100, 100).map(|p| p.start), Some(0));
+    }
+}

@@ -1,0 +1,248 @@
+//! [`BufferPool`]: a pool over heap memory that falls back to system memory.
+
+use crate::control::{Control, alloc_bytes};
+use crate::layout::PoolMode;
+use crate::producer::Producer;
+use crate::slice::Slice;
+use crate::slot_map::SlotMap;
+use io_traits::{Buffer, BufferError};
+
+/// A message buffer that preallocates `capacity` bytes and lends finished
+/// messages out of them as [`Slice`]s, up to one per slot of `M` at a time
+/// (8 for the default `u8`).
+///
+/// Messages go after every lent slice ([`PoolMode::Back`]), else into space
+/// freed before the oldest lent slices ([`PoolMode::Front`]), else — when no
+/// slot or no pool space is free, or the message is longer than the pool —
+/// into system memory ([`PoolMode::Alloc`]). Once every slice has been
+/// dropped, the next message that fits is served from pool memory in Back
+/// mode again. Slices may be dropped in any order, on any thread, and may
+/// outlive the pool.
+///
+/// # Examples
+///
+/// ```
+/// use buffer_pool::{Buffer, BufferPool, Slice};
+///
+/// let mut pool = BufferPool::new(1024);
+/// let header = pool.get_writable(2);
+/// header.copy_from_slice(&[0xab, 0xcd]);
+/// pool.get_writable(3).copy_from_slice(b"xyz");
+/// let message: Slice = pool.get_data_owned();
+/// assert_eq!(message.as_ref(), &[0xab, 0xcd, b'x', b'y', b'z']);
+/// assert!(message.is_pooled() && pool.is_back_mode());
+/// ```
+#[derive(Debug)]
+pub struct BufferPool<M: SlotMap = u8> {
+    producer: Producer<M>,
+}
+
+// SAFETY: the pool is the only producer of its memory; everything it shares
+// with slices (the control block) is accessed through atomics, and the
+// memory it hands out is disjoint from what it writes. Moving the producer to
+// another thread moves all of its private state with it.
+unsafe impl<M: SlotMap> Send for BufferPool<M> {}
+
+impl BufferPool {
+    /// A pool of `capacity` bytes (zeroed once, here) lending up to 8 slices
+    /// at once. For more, see [`with_slot_map`](Self::with_slot_map).
+    ///
+    /// # Panics
+    ///
+    /// If `capacity` exceeds `isize::MAX`; aborts if the allocator fails, as
+    /// `Vec` does. [`try_new`](Self::try_new) returns an error instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use buffer_pool::BufferPool;
+    ///
+    /// let pool = BufferPool::new(327_680);
+    /// assert_eq!(pool.capacity(), 327_680);
+    /// ```
+    pub fn new(capacity: usize) -> Self {
+        Self::with_slot_map(capacity)
+    }
+
+    /// A pool of `capacity` bytes lending up to 8 slices at once, or
+    /// [`BufferError::OutOfMemory`] if the bytes cannot be allocated.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use buffer_pool::{BufferError, BufferPool};
+    ///
+    /// assert!(BufferPool::try_new(64).is_ok());
+    /// assert_eq!(BufferPool::try_new(usize::MAX).err(), Some(BufferError::OutOfMemory));
+    /// ```
+    pub fn try_new(capacity: usize) -> Result<Self, BufferError> {
+        Self::try_with_slot_map(capacity)
+    }
+}
+
+impl<M: SlotMap> BufferPool<M> {
+    /// A pool of `capacity` bytes lending up to one slice per bit of `M` at
+    /// once.
+    ///
+    /// # Panics
+    ///
+    /// If `capacity` exceeds `isize::MAX`; aborts if the allocator fails, as
+    /// `Vec` does. [`try_with_slot_map`](Self::try_with_slot_map) returns an
+    /// error instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use buffer_pool::BufferPool;
+    ///
+    /// let pool = BufferPool::<u64>::with_slot_map(1 << 16);
+    /// assert_eq!(pool.capacity(), 1 << 16);
+    /// ```
+    pub fn with_slot_map(capacity: usize) -> Self {
+        match Self::try_with_slot_map(capacity) {
+            Ok(pool) => pool,
+            Err(_) => match core::alloc::Layout::array::<u8>(capacity) {
+                Ok(layout) => alloc::alloc::handle_alloc_error(layout),
+                Err(_) => panic!("BufferPool: capacity {capacity} exceeds isize::MAX"),
+            },
+        }
+    }
+
+    /// Like [`with_slot_map`](Self::with_slot_map), but returns
+    /// [`BufferError::OutOfMemory`] if the bytes cannot be allocated.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use buffer_pool::{BufferError, BufferPool};
+    ///
+    /// assert!(BufferPool::<u16>::try_with_slot_map(64).is_ok());
+    /// assert_eq!(
+    ///     BufferPool::<u16>::try_with_slot_map(usize::MAX).err(),
+    ///     Some(BufferError::OutOfMemory)
+    /// );
+    /// ```
+    pub fn try_with_slot_map(capacity: usize) -> Result<Self, BufferError> {
+        let bytes = alloc_bytes(capacity).ok_or(BufferError::OutOfMemory)?;
+        let control = Control::new_heap(bytes, capacity);
+        // SAFETY: `bytes` are `capacity` zeroed bytes owned by `control`,
+        // which this pool owns one count of until it drops; no slot is lent.
+        let producer = unsafe { Producer::new(control, bytes, capacity, 0, true) };
+        Ok(Self { producer })
+    }
+
+    /// Bytes of pool memory.
+    pub fn capacity(&self) -> usize {
+        self.producer.capacity()
+    }
+
+    /// Where the pending message lives or, if none is pending, where the last
+    /// one went (Back for a new pool).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use buffer_pool::{Buffer, BufferPool, PoolMode};
+    ///
+    /// let mut pool = BufferPool::new(1);
+    /// assert_eq!(pool.mode(), PoolMode::Back);
+    /// pool.get_writable(2);
+    /// assert_eq!(pool.mode(), PoolMode::Alloc);
+    /// ```
+    pub fn mode(&self) -> PoolMode {
+        self.producer.mode()
+    }
+
+    /// Whether [`mode`](Self::mode) is [`PoolMode::Back`].
+    pub fn is_back_mode(&self) -> bool {
+        self.mode() == PoolMode::Back
+    }
+
+    /// Whether [`mode`](Self::mode) is [`PoolMode::Front`].
+    pub fn is_front_mode(&self) -> bool {
+        self.mode() == PoolMode::Front
+    }
+
+    /// Whether [`mode`](Self::mode) is [`PoolMode::Alloc`].
+    pub fn is_alloc_mode(&self) -> bool {
+        self.mode() == PoolMode::Alloc
+    }
+}
+
+impl<M: SlotMap> Buffer for BufferPool<M> {
+    type Slice = Slice<M>;
+
+    /// Appends `len` bytes to the pending message. Bytes in pool memory hold
+    /// whatever an earlier message left there; bytes in system memory are
+    /// zeroed.
+    ///
+    /// # Panics
+    ///
+    /// If the message length overflows `usize` or system memory is exhausted;
+    /// [`try_get_writable`](Buffer::try_get_writable) returns an error instead.
+    #[inline]
+    fn get_writable(&mut self, len: usize) -> &mut [u8] {
+        match self.producer.try_get_writable(len) {
+            Ok(bytes) => bytes,
+            Err(e) => panic!("BufferPool::get_writable: {e}"),
+        }
+    }
+
+    #[inline]
+    fn try_get_writable(&mut self, len: usize) -> Result<&mut [u8], BufferError> {
+        self.producer.try_get_writable(len)
+    }
+
+    #[inline]
+    fn get_data_owned(&mut self) -> Slice<M> {
+        self.producer.get_data_owned()
+    }
+
+    fn get_data_by_ref(&mut self, len: usize) -> &mut [u8] {
+        let bytes = self.producer.pending_mut();
+        let n = len.min(bytes.len());
+        &mut bytes[..n]
+    }
+
+    fn get_data_by_ref_(&self, len: usize) -> &[u8] {
+        let bytes = self.producer.pending();
+        &bytes[..len.min(bytes.len())]
+    }
+
+    fn len(&self) -> usize {
+        self.producer.len()
+    }
+
+    fn danger_set_start(&mut self, index: usize) {
+        self.producer.set_view(index);
+    }
+
+    /// Always true: lent slices keep the pool memory alive by themselves.
+    fn is_droppable(&self) -> bool {
+        true
+    }
+}
+
+/// The pending message from the start set by
+/// [`danger_set_start`](Buffer::danger_set_start) on.
+impl<M: SlotMap> AsRef<[u8]> for BufferPool<M> {
+    fn as_ref(&self) -> &[u8] {
+        self.producer.view()
+    }
+}
+
+/// The pending message from the start set by
+/// [`danger_set_start`](Buffer::danger_set_start) on.
+impl<M: SlotMap> AsMut<[u8]> for BufferPool<M> {
+    fn as_mut(&mut self) -> &mut [u8] {
+        self.producer.view_mut()
+    }
+}
+
+impl<M: SlotMap> Drop for BufferPool<M> {
+    fn drop(&mut self) {
+        // SAFETY: the pool owns one count of its control block (taken in
+        // `try_new`) and uses neither it nor the memory after this.
+        unsafe { Control::release_owner(self.producer.control()) };
+    }
+}
