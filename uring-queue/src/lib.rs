@@ -1,2 +1,36 @@
-//! Work in progress.
+#![doc = include_str!("../README.md")]
 #![no_std]
+#![deny(missing_docs, missing_debug_implementations, unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
+#[cfg(feature = "alloc")]
+extern crate alloc;
+#[cfg(any(test, feature = "std"))]
+extern crate std;
+
+mod consumer;
+mod error;
+mod frame;
+#[cfg(feature = "alloc")]
+mod heap;
+mod inline;
+mod loom;
+mod producer;
+mod raw;
+#[cfg(not(loom))]
+mod region;
+#[cfg(all(feature = "std", target_os = "linux", not(loom)))]
+mod shm;
+
+pub use consumer::{Consumer, ReadChunk};
+pub use error::{CapacityError, Error, RegionError};
+pub use frame::{Frame, FrameConsumer, FrameGrant, FrameProducer, RecordHeader};
+#[cfg(feature = "alloc")]
+pub use heap::HeapRing;
+pub use inline::Ring;
+pub use producer::{Producer, WriteChunk};
+pub use raw::MAX_CAPACITY;
+#[cfg(not(loom))]
+pub use region::{MAGIC, REGION_ALIGN, Region, SharedRing, VERSION};
+#[cfg(all(feature = "std", target_os = "linux", not(loom)))]
+pub use shm::SharedMemory;

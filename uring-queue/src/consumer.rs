@@ -1,0 +1,376 @@
+//! The reading half.
+
+use crate::Error;
+use crate::loom::Ordering;
+use crate::producer::Keep;
+use crate::raw::RawRing;
+use core::marker::PhantomData;
+use core::{fmt, slice};
+use zerocopy::{FromBytes, IntoBytes};
+
+/// The reading half of a ring.
+///
+/// Keeps its own head and a cached copy of the producer's tail; it reads the
+/// shared tail only when the cache says the ring is empty. `Send` but not
+/// `Sync`.
+///
+/// # Examples
+///
+/// ```
+/// use uring_queue::{Error, Ring};
+///
+/// let mut ring = Ring::<u32, 4>::new();
+/// let (mut tx, mut rx) = ring.split();
+/// tx.push(5).unwrap();
+/// assert_eq!(rx.peek(), Ok(&5));
+/// assert_eq!(rx.pop(), Ok(5));
+/// assert_eq!(rx.pop(), Err(Error::Empty));
+/// ```
+///
+/// ```compile_fail
+/// fn is_sync<S: Sync>() {}
+/// is_sync::<uring_queue::Consumer<'static, u8>>();
+/// ```
+pub struct Consumer<'a, T> {
+    raw: RawRing<T>,
+    head: u32,
+    cached_tail: u32,
+    corrupted: bool,
+    _keep: Keep<T>,
+    _borrow: PhantomData<&'a ()>,
+}
+
+// SAFETY: the consumer owns the reading side of the protocol; moving it moves
+// that role. Elements arrive from the producer's thread, hence `T: Send`. Not
+// `Sync` (raw pointers), so two threads never read at once.
+unsafe impl<T: Send> Send for Consumer<'_, T> {}
+
+impl<T> fmt::Debug for Consumer<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Consumer")
+            .field("capacity", &self.raw.capacity())
+            .field("head", &self.head)
+            .field("cached_tail", &self.cached_tail)
+            .field("corrupted", &self.corrupted)
+            .finish()
+    }
+}
+
+impl<'a, T: Copy + FromBytes + IntoBytes> Consumer<'a, T> {
+    /// # Safety
+    ///
+    /// As for `Producer::new`, for the consumer's role.
+    pub(crate) unsafe fn new(raw: RawRing<T>, head: u32, tail: u32, keep: Keep<T>) -> Self {
+        Self {
+            raw,
+            head,
+            cached_tail: tail,
+            corrupted: false,
+            _keep: keep,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Number of slots.
+    #[inline]
+    pub fn capacity(&self) -> usize {
+        self.raw.capacity() as usize
+    }
+
+    /// Elements known readable, refreshed from the producer's tail when fewer
+    /// than `want` are known.
+    #[inline(always)]
+    fn available(&mut self, want: u32) -> Result<u32, Error> {
+        let ready = self.cached_tail.wrapping_sub(self.head);
+        // `max(1)`: a request for nothing still notices a latched corruption.
+        if ready >= want.max(1) {
+            return Ok(ready);
+        }
+        self.refresh()
+    }
+
+    /// Reloads the producer's tail, validating it: it may only have moved
+    /// forward, and at most `capacity` past our head.
+    #[cold]
+    #[inline(never)]
+    fn refresh(&mut self) -> Result<u32, Error> {
+        if self.corrupted {
+            return Err(Error::Corrupted);
+        }
+        let tail = self.raw.producer().index.load(Ordering::Acquire);
+        let ready = tail.wrapping_sub(self.head);
+        if ready > self.raw.capacity() || ready < self.cached_tail.wrapping_sub(self.head) {
+            return Err(self.latch());
+        }
+        self.cached_tail = tail;
+        Ok(ready)
+    }
+
+    /// Remembers a violation for good; the cache says "empty", so the fast
+    /// path always falls through to `refresh`, which reports it.
+    fn latch(&mut self) -> Error {
+        self.corrupted = true;
+        self.cached_tail = self.head;
+        Error::Corrupted
+    }
+
+    /// Removes the oldest element.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Empty`], or [`Error::Corrupted`].
+    #[inline]
+    pub fn pop(&mut self) -> Result<T, Error> {
+        if self.available(1)? == 0 {
+            return Err(Error::Empty);
+        }
+        // SAFETY: the slot at `head` was published, so we own it.
+        let value = unsafe { self.raw.read(self.head) };
+        self.head = self.head.wrapping_add(1);
+        self.raw.publish_head(self.head);
+        Ok(value)
+    }
+
+    /// The oldest element, left in place.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Empty`], or [`Error::Corrupted`].
+    #[inline]
+    pub fn peek(&mut self) -> Result<&T, Error> {
+        if self.available(1)? == 0 {
+            return Err(Error::Empty);
+        }
+        self.raw.track(self.head, 1, false);
+        // SAFETY: the slot at `head` is published and ours until the head
+        // moves, which needs `&mut self`, so not while this borrow lives.
+        Ok(unsafe { &*self.raw.slot(self.head) })
+    }
+
+    /// Moves up to `out.len()` elements into `out`, oldest first, with a single
+    /// publish of the head. Returns how many (0 when empty).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Corrupted`] only.
+    #[inline]
+    pub fn pop_slice(&mut self, out: &mut [T]) -> Result<usize, Error> {
+        let want = u32::try_from(out.len()).unwrap_or(u32::MAX);
+        let n = self.available(want)?.min(want);
+        if n == 0 {
+            return Ok(0);
+        }
+        let (ptr, first, second) = self.raw.span(self.head, n);
+        self.raw.track(self.head, n, false);
+        // SAFETY: the `n` slots from `head` are published, so ours to read;
+        // `span` keeps both runs in bounds; `out` is the caller's exclusive
+        // slice, so it cannot overlap ring storage.
+        unsafe {
+            out.as_mut_ptr().copy_from_nonoverlapping(ptr, first);
+            out.as_mut_ptr()
+                .add(first)
+                .copy_from_nonoverlapping(self.raw.base(), second);
+        }
+        self.head = self.head.wrapping_add(n);
+        self.raw.publish_head(self.head);
+        Ok(n as usize)
+    }
+
+    /// Lends exactly `n` published elements for reading in place. They are
+    /// released only by [`ReadChunk::commit`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Insufficient`] when fewer than `n` are readable,
+    /// [`Error::TooLarge`] when `n` exceeds the capacity, [`Error::Corrupted`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut ring = uring_queue::Ring::<u8, 4>::new();
+    /// let (mut tx, mut rx) = ring.split();
+    /// tx.push_slice(b"xyz").unwrap();
+    /// let chunk = rx.read_chunk(2).unwrap();
+    /// assert_eq!(chunk.as_slices(), (&b"xy"[..], &[][..]));
+    /// chunk.commit_all();
+    /// assert_eq!(rx.pop(), Ok(b'z'));
+    /// ```
+    #[inline]
+    pub fn read_chunk(&mut self, n: usize) -> Result<ReadChunk<'_, T>, Error> {
+        if n > self.capacity() {
+            return Err(Error::TooLarge {
+                max: self.capacity(),
+            });
+        }
+        let n = n as u32;
+        let ready = self.available(n)?;
+        if ready < n {
+            return Err(Error::Insufficient {
+                available: ready as usize,
+            });
+        }
+        self.raw.track(self.head, n, false);
+        Ok(ReadChunk {
+            raw: self.raw,
+            head: &mut self.head,
+            len: n,
+        })
+    }
+
+    /// Number of readable elements. Reports the ring as empty once it is known
+    /// to be corrupted.
+    #[inline]
+    pub fn len(&self) -> usize {
+        if self.corrupted {
+            return 0;
+        }
+        let tail = self.raw.producer().index.load(Ordering::Acquire);
+        let ready = tail.wrapping_sub(self.head);
+        if ready > self.raw.capacity() || ready < self.cached_tail.wrapping_sub(self.head) {
+            // Invalid tail: the next operation latches; report nothing.
+            return 0;
+        }
+        ready as usize
+    }
+
+    /// Whether nothing is readable.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether every slot holds an unread element.
+    #[inline]
+    pub fn is_full(&self) -> bool {
+        self.len() == self.capacity()
+    }
+
+    /// Whether the producer was dropped. Elements it published before that are
+    /// still readable: drain until empty *after* seeing this to get them all.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut ring = uring_queue::Ring::<u8, 4>::new();
+    /// let (mut tx, mut rx) = ring.split();
+    /// tx.push(1).unwrap();
+    /// drop(tx);
+    /// assert!(rx.is_abandoned());
+    /// assert_eq!(rx.pop(), Ok(1));
+    /// ```
+    #[inline]
+    pub fn is_abandoned(&self) -> bool {
+        self.raw.producer().closed.load(Ordering::Acquire) != 0
+    }
+
+    /// Whether this half has seen the ring's invariants broken.
+    #[inline]
+    pub fn is_corrupted(&self) -> bool {
+        self.corrupted
+    }
+
+    /// The ring behind this half, for the record layer.
+    pub(crate) fn raw(&self) -> RawRing<T> {
+        self.raw
+    }
+
+    /// The private head, for the record layer.
+    pub(crate) fn head(&self) -> u32 {
+        self.head
+    }
+
+    /// The ring and the private head, for the record layer's lent frames.
+    pub(crate) fn parts(&mut self) -> (RawRing<T>, &mut u32) {
+        (self.raw, &mut self.head)
+    }
+
+    /// Readable elements with a refresh when fewer than `want`, for the record
+    /// layer.
+    pub(crate) fn available_for(&mut self, want: u32) -> Result<u32, Error> {
+        self.available(want)
+    }
+
+    /// Latches corruption found by the record layer.
+    pub(crate) fn corrupt(&mut self) -> Error {
+        self.latch()
+    }
+
+    /// Advances and publishes the head by `n` slots already read.
+    ///
+    /// # Safety
+    ///
+    /// The `n` slots from the head must have been readable.
+    pub(crate) unsafe fn advance(&mut self, n: u32) {
+        self.head = self.head.wrapping_add(n);
+        self.raw.publish_head(self.head);
+    }
+}
+
+impl<T> Drop for Consumer<'_, T> {
+    fn drop(&mut self) {
+        // Release: every read of a slot happened before the producer sees this.
+        self.raw.consumer().closed.store(1, Ordering::Release);
+    }
+}
+
+/// Published elements lent by [`Consumer::read_chunk`], read in place.
+///
+/// Dropping it without [`commit`](Self::commit) releases nothing.
+#[must_use = "nothing is released until the chunk is committed"]
+pub struct ReadChunk<'c, T> {
+    raw: RawRing<T>,
+    head: &'c mut u32,
+    len: u32,
+}
+
+impl<T> fmt::Debug for ReadChunk<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ReadChunk").field("len", &self.len).finish()
+    }
+}
+
+impl<T: Copy + FromBytes + IntoBytes> ReadChunk<'_, T> {
+    /// The lent elements in order: before the end of the storage, and wrapped
+    /// to its start (often empty).
+    #[inline]
+    pub fn as_slices(&self) -> (&[T], &[T]) {
+        let (ptr, first, second) = self.raw.span(*self.head, self.len);
+        // SAFETY: the elements are published and lent to this chunk, which
+        // borrows the consumer mutably, so the producer does not write them
+        // until the head moves; `span` keeps both runs in bounds.
+        unsafe {
+            (
+                slice::from_raw_parts(ptr, first),
+                slice::from_raw_parts(self.raw.base(), second),
+            )
+        }
+    }
+
+    /// Number of lent elements.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// Whether nothing was lent.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Releases the first `n` elements (at most [`len`](Self::len); more is
+    /// clamped) to the producer in one store.
+    #[inline]
+    pub fn commit(self, n: usize) {
+        let n = (n.min(self.len as usize)) as u32;
+        *self.head = self.head.wrapping_add(n);
+        self.raw.publish_head(*self.head);
+    }
+
+    /// Releases every lent element.
+    #[inline]
+    pub fn commit_all(self) {
+        let n = self.len as usize;
+        self.commit(n);
+    }
+}

@@ -1,0 +1,196 @@
+//! Errors: one enum per kind of operation, one variant per cause.
+
+use core::fmt;
+
+/// Why a ring operation did not happen.
+///
+/// # Examples
+///
+/// ```
+/// use uring_queue::{Error, Ring};
+///
+/// let mut ring = Ring::<u32, 2>::new();
+/// let (mut tx, mut rx) = ring.split();
+/// assert_eq!(rx.pop(), Err(Error::Empty));
+/// tx.push(1).unwrap();
+/// tx.push(2).unwrap();
+/// assert_eq!(tx.push(3), Err(Error::Full));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Error {
+    /// No free slot: the consumer has not caught up.
+    Full,
+    /// Nothing to read.
+    Empty,
+    /// Fewer slots (or items) than requested are available right now.
+    Insufficient {
+        /// How many there are.
+        available: usize,
+    },
+    /// The request can never be satisfied by this ring, whatever the consumer
+    /// does (a record longer than [`FrameProducer::max_len`](crate::FrameProducer::max_len)).
+    TooLarge {
+        /// The largest request the ring accepts.
+        max: usize,
+    },
+    /// The other side's index or a record header broke the ring's invariants.
+    /// Only a peer that writes to shared memory outside the protocol can cause
+    /// this. It stays latched: every later operation on this half fails with it.
+    Corrupted,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Full => f.write_str("ring is full"),
+            Self::Empty => f.write_str("ring is empty"),
+            Self::Insufficient { available } => {
+                write!(f, "only {available} slots are available")
+            }
+            Self::TooLarge { max } => write!(f, "request exceeds the ring's limit of {max}"),
+            Self::Corrupted => f.write_str("shared ring state is corrupted"),
+        }
+    }
+}
+
+impl core::error::Error for Error {}
+
+/// Why a capacity was refused.
+///
+/// # Examples
+///
+/// ```
+/// # #[cfg(feature = "alloc")] {
+/// use uring_queue::{CapacityError, HeapRing};
+///
+/// assert_eq!(
+///     HeapRing::<u64>::new(3).unwrap_err(),
+///     CapacityError::NotPowerOfTwo { capacity: 3 }
+/// );
+/// # }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CapacityError {
+    /// Capacities must be powers of two (and not zero).
+    NotPowerOfTwo {
+        /// The capacity asked for.
+        capacity: usize,
+    },
+    /// Larger than [`MAX_CAPACITY`](crate::MAX_CAPACITY).
+    TooLarge {
+        /// The capacity asked for.
+        capacity: usize,
+    },
+}
+
+impl fmt::Display for CapacityError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NotPowerOfTwo { capacity } => {
+                write!(f, "capacity {capacity} is not a power of two")
+            }
+            Self::TooLarge { capacity } => {
+                write!(f, "capacity {capacity} exceeds {}", crate::MAX_CAPACITY)
+            }
+        }
+    }
+}
+
+impl core::error::Error for CapacityError {}
+
+/// Why a shared region could not be initialised or attached.
+///
+/// # Examples
+///
+/// ```
+/// use uring_queue::{Region, RegionError, SharedRing};
+///
+/// let mut mem = [0u64; 8];
+/// let region = Region::new(zerocopy::IntoBytes::as_mut_bytes(&mut mem[..]));
+/// // A region nobody initialised is refused, and worth retrying later.
+/// assert_eq!(
+///     SharedRing::<u32>::attach(region).unwrap_err(),
+///     RegionError::NotReady { state: 0 }
+/// );
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RegionError {
+    /// The region is smaller than the header, or than the layout needs.
+    TooSmall {
+        /// Bytes needed.
+        needed: usize,
+        /// Bytes available.
+        actual: usize,
+    },
+    /// The region's start is not aligned enough for the header or the elements.
+    Misaligned {
+        /// Alignment needed.
+        align: usize,
+    },
+    /// The header does not start with this crate's magic number.
+    BadMagic {
+        /// The number found.
+        found: u32,
+    },
+    /// The header was written by an incompatible layout version.
+    BadVersion {
+        /// The version found.
+        found: u32,
+    },
+    /// The ring was set up for elements of another size or alignment.
+    ElementLayout {
+        /// Element size recorded in the header.
+        size: u32,
+        /// Element alignment recorded in the header.
+        align: u32,
+    },
+    /// The capacity is zero or not a power of two.
+    CapacityNotPowerOfTwo {
+        /// The capacity found or asked for.
+        capacity: usize,
+    },
+    /// The capacity is larger than [`MAX_CAPACITY`](crate::MAX_CAPACITY).
+    CapacityTooLarge {
+        /// The capacity found or asked for.
+        capacity: usize,
+    },
+    /// The header's offsets overlap, are misaligned or point outside the region.
+    BadOffsets,
+    /// The creator has not finished initialising the region (yet).
+    NotReady {
+        /// The init state found.
+        state: u32,
+    },
+    /// The indices in the region already break the ring's invariants.
+    Corrupted,
+}
+
+impl fmt::Display for RegionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::TooSmall { needed, actual } => {
+                write!(f, "region of {actual} bytes is too small, {needed} needed")
+            }
+            Self::Misaligned { align } => write!(f, "region is not aligned to {align} bytes"),
+            Self::BadMagic { found } => write!(f, "bad magic number {found:#010x}"),
+            Self::BadVersion { found } => write!(f, "unsupported layout version {found}"),
+            Self::ElementLayout { size, align } => {
+                write!(
+                    f,
+                    "region holds elements of size {size} and alignment {align}"
+                )
+            }
+            Self::CapacityNotPowerOfTwo { capacity } => {
+                write!(f, "capacity {capacity} is not a power of two")
+            }
+            Self::CapacityTooLarge { capacity } => {
+                write!(f, "capacity {capacity} exceeds {}", crate::MAX_CAPACITY)
+            }
+            Self::BadOffsets => f.write_str("header offsets are inconsistent"),
+            Self::NotReady { state } => write!(f, "region is not ready (state {state})"),
+            Self::Corrupted => f.write_str("ring indices in the region are inconsistent"),
+        }
+    }
+}
+
+impl core::error::Error for RegionError {}

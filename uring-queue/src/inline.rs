@@ -1,0 +1,227 @@
+//! Storage inside the value itself: no allocation, usable from a `static`.
+
+use crate::loom::{AccessTracker, Ordering, UnsafeCell};
+use crate::raw::{CachePadded, IndexLine, MAX_CAPACITY, RawRing};
+use crate::{Consumer, Producer};
+use core::fmt;
+use core::ptr::{NonNull, addr_of_mut};
+use zerocopy::{FromBytes, IntoBytes};
+
+/// A ring of `N` elements stored inline. `N` must be a power of two no larger
+/// than [`MAX_CAPACITY`]; anything else fails to compile.
+///
+/// [`split`](Self::split) lends out the two halves; once both are dropped it
+/// can be split again and unread elements are still there.
+///
+/// # Examples
+///
+/// From a `static`, with no allocation:
+///
+/// ```
+/// use uring_queue::Ring;
+///
+/// static mut RING: Ring<u32, 16> = Ring::new();
+///
+/// // SAFETY: this is the only place that touches `RING`.
+/// let ring = unsafe { &mut *core::ptr::addr_of_mut!(RING) };
+/// let (mut tx, mut rx) = ring.split();
+/// tx.push(42).unwrap();
+/// assert_eq!(rx.pop(), Ok(42));
+/// ```
+///
+/// A capacity that is not a power of two does not compile:
+///
+/// ```compile_fail
+/// let ring = uring_queue::Ring::<u8, 3>::new();
+/// ```
+///
+/// Nor can the ring be touched while its halves are out:
+///
+/// ```compile_fail
+/// let mut ring = uring_queue::Ring::<u8, 4>::new();
+/// let (tx, rx) = ring.split();
+/// let again = ring.split();
+/// drop((tx, rx));
+/// ```
+#[repr(C)]
+pub struct Ring<T, const N: usize> {
+    producer: CachePadded<IndexLine>,
+    consumer: CachePadded<IndexLine>,
+    slots: [UnsafeCell<T>; N],
+    trackers: [AccessTracker; N],
+}
+
+// SAFETY: the slots are plain data only touched through the halves, which
+// borrow the ring; sending the ring sends its elements, hence `T: Send`.
+unsafe impl<T: Send, const N: usize> Send for Ring<T, N> {}
+
+impl<T, const N: usize> fmt::Debug for Ring<T, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Ring")
+            .field("capacity", &N)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: Copy + FromBytes + IntoBytes, const N: usize> Ring<T, N> {
+    const CAPACITY: u32 = {
+        assert!(
+            N.is_power_of_two() && N <= MAX_CAPACITY,
+            "ring capacity must be a power of two no larger than MAX_CAPACITY"
+        );
+        N as u32
+    };
+
+    /// An empty ring. Slots start zeroed, a valid value of every `T` here.
+    #[cfg(not(loom))]
+    pub const fn new() -> Self {
+        let _ = Self::CAPACITY;
+        Self {
+            producer: CachePadded(IndexLine::new()),
+            consumer: CachePadded(IndexLine::new()),
+            // SAFETY: `T: FromBytes` (so `FromZeros`): all-zero bytes are a
+            // valid `T`, and `UnsafeCell<T>` has `T`'s layout.
+            slots: unsafe { core::mem::MaybeUninit::zeroed().assume_init() },
+            trackers: [AccessTracker; N],
+        }
+    }
+
+    /// An empty ring (loom build: loom's atomics are not `const`).
+    #[cfg(loom)]
+    pub fn new() -> Self {
+        let _ = Self::CAPACITY;
+        Self {
+            producer: CachePadded(IndexLine::new()),
+            consumer: CachePadded(IndexLine::new()),
+            slots: core::array::from_fn(|_| UnsafeCell::new(T::new_zeroed())),
+            trackers: core::array::from_fn(|_| AccessTracker::new()),
+        }
+    }
+
+    /// Number of slots.
+    pub const fn capacity(&self) -> usize {
+        N
+    }
+
+    /// Lends out the producer and the consumer. They borrow the ring, so it
+    /// cannot be split twice at once.
+    pub fn split(&mut self) -> (Producer<'_, T>, Consumer<'_, T>) {
+        let cap = Self::CAPACITY;
+        // Halves dropped earlier marked themselves closed; these are new ones.
+        self.producer.0.closed.store(0, Ordering::Relaxed);
+        self.consumer.0.closed.store(0, Ordering::Relaxed);
+        let tail = self.producer.0.index.load(Ordering::Relaxed);
+        let head = self.consumer.0.index.load(Ordering::Relaxed);
+        let this: *mut Self = self;
+        // SAFETY: `this` comes from `&mut self`, so the field pointers are
+        // valid and non-null, and stay so for the borrow the halves carry. The
+        // slots array holds `N` contiguous initialised `T`s (`UnsafeCell` is
+        // `repr(transparent)`), and `trackers` holds `N` trackers. Indices were
+        // last written by halves of this ring, so `tail - head <= N`.
+        unsafe {
+            let raw = RawRing::new(
+                NonNull::new_unchecked(addr_of_mut!((*this).producer.0)),
+                NonNull::new_unchecked(addr_of_mut!((*this).consumer.0)),
+                NonNull::new_unchecked(addr_of_mut!((*this).slots).cast::<T>()),
+                NonNull::new_unchecked(addr_of_mut!((*this).trackers).cast::<AccessTracker>()),
+                cap,
+            );
+            (
+                Producer::new(raw, tail, head, None),
+                Consumer::new(raw, head, tail, None),
+            )
+        }
+    }
+}
+
+#[cfg(not(loom))]
+impl<T: Copy + FromBytes + IntoBytes, const N: usize> Default for Ring<T, N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Error;
+
+    #[test]
+    fn resplit_keeps_unread_elements_and_reopens() {
+        let mut ring = Ring::<u16, 4>::new();
+        {
+            let (mut tx, rx) = ring.split();
+            tx.push_slice(&[1, 2, 3]).unwrap();
+            drop(rx);
+            assert!(tx.is_abandoned());
+        }
+        let (tx, mut rx) = ring.split();
+        assert!(!tx.is_abandoned());
+        assert!(!rx.is_abandoned());
+        assert_eq!(rx.pop(), Ok(1));
+        assert_eq!(rx.len(), 2);
+    }
+
+    #[test]
+    fn indices_wrap_past_u32_max() {
+        let mut ring = Ring::<u32, 4>::new();
+        ring.producer.0.index.store(u32::MAX - 2, Ordering::Relaxed);
+        ring.consumer.0.index.store(u32::MAX - 2, Ordering::Relaxed);
+        let (mut tx, mut rx) = ring.split();
+        for round in 0..5u32 {
+            assert_eq!(tx.push_slice(&[round, round + 1, round + 2]), Ok(3));
+            let mut out = [0; 4];
+            assert_eq!(rx.pop_slice(&mut out), Ok(3));
+            assert_eq!(out[..3], [round, round + 1, round + 2]);
+        }
+        assert_eq!(rx.pop(), Err(Error::Empty));
+    }
+
+    #[test]
+    fn chunks_split_at_the_wrap() {
+        let mut ring = Ring::<u8, 4>::new();
+        let (mut tx, mut rx) = ring.split();
+        tx.push_slice(&[0, 0, 0]).unwrap();
+        rx.read_chunk(3).unwrap().commit_all();
+        let mut w = tx.write_chunk(3).unwrap();
+        let (a, b) = w.as_mut_slices();
+        assert_eq!((a.len(), b.len()), (1, 2));
+        a[0] = 7;
+        b.copy_from_slice(&[8, 9]);
+        w.commit_all();
+        let r = rx.read_chunk(3).unwrap();
+        assert_eq!(r.as_slices(), (&[7][..], &[8, 9][..]));
+        r.commit(1);
+        assert_eq!(rx.pop_slice(&mut [0; 4]), Ok(2));
+    }
+
+    #[test]
+    fn chunk_requests_beyond_capacity_or_availability_fail() {
+        let mut ring = Ring::<u8, 4>::new();
+        let (mut tx, mut rx) = ring.split();
+        assert_eq!(tx.write_chunk(5).unwrap_err(), Error::TooLarge { max: 4 });
+        tx.push(1).unwrap();
+        assert_eq!(
+            tx.write_chunk(4).unwrap_err(),
+            Error::Insufficient { available: 3 }
+        );
+        assert_eq!(rx.read_chunk(5).unwrap_err(), Error::TooLarge { max: 4 });
+        assert_eq!(
+            rx.read_chunk(2).unwrap_err(),
+            Error::Insufficient { available: 1 }
+        );
+        // An uncommitted chunk publishes nothing.
+        drop(tx.write_chunk(2).unwrap());
+        assert_eq!(rx.len(), 1);
+    }
+
+    #[test]
+    fn commit_clamps_to_the_grant() {
+        let mut ring = Ring::<u8, 4>::new();
+        let (mut tx, rx) = ring.split();
+        tx.write_chunk(2).unwrap().commit(10);
+        assert_eq!(rx.len(), 2);
+        assert_eq!(tx.slots(), 2);
+        assert!(!tx.is_full());
+    }
+}

@@ -1,0 +1,404 @@
+//! The writing half.
+
+use crate::Error;
+use crate::loom::Ordering;
+use crate::raw::RawRing;
+use core::marker::PhantomData;
+use core::{fmt, slice};
+use zerocopy::{FromBytes, IntoBytes};
+
+/// What keeps a heap ring's storage alive while a half exists.
+#[cfg(feature = "alloc")]
+pub(crate) type Keep<T> = Option<crate::loom::Arc<crate::heap::Storage<T>>>;
+/// What keeps a heap ring's storage alive while a half exists.
+#[cfg(not(feature = "alloc"))]
+pub(crate) type Keep<T> = Option<PhantomData<T>>;
+
+/// The writing half of a ring.
+///
+/// Keeps its own tail and a cached copy of the consumer's head; it reads the
+/// shared head only when the cache says the ring is full. `Send` but not
+/// `Sync`: one thread writes at a time.
+///
+/// # Examples
+///
+/// ```
+/// use uring_queue::Ring;
+///
+/// let mut ring = Ring::<u64, 8>::new();
+/// let (mut tx, mut rx) = ring.split();
+/// std::thread::scope(|s| {
+///     s.spawn(move || {
+///         for i in 0..100u64 {
+///             while tx.push(i).is_err() {
+///                 std::hint::spin_loop();
+///             }
+///         }
+///     });
+///     let mut next = 0;
+///     while next < 100 {
+///         if let Ok(v) = rx.pop() {
+///             assert_eq!(v, next);
+///             next += 1;
+///         }
+///     }
+/// });
+/// ```
+///
+/// A half cannot be shared between threads:
+///
+/// ```compile_fail
+/// fn is_sync<S: Sync>() {}
+/// is_sync::<uring_queue::Producer<'static, u8>>();
+/// ```
+pub struct Producer<'a, T> {
+    raw: RawRing<T>,
+    tail: u32,
+    cached_head: u32,
+    corrupted: bool,
+    _keep: Keep<T>,
+    _borrow: PhantomData<&'a ()>,
+}
+
+// SAFETY: the producer owns the writing side of the protocol; moving it to
+// another thread moves that role with it. Elements are `Copy` data sent to the
+// consumer, hence `T: Send`. It is not `Sync` (raw pointers), so two threads
+// never write at once.
+unsafe impl<T: Send> Send for Producer<'_, T> {}
+
+impl<T> fmt::Debug for Producer<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Producer")
+            .field("capacity", &self.raw.capacity())
+            .field("tail", &self.tail)
+            .field("cached_head", &self.cached_head)
+            .field("corrupted", &self.corrupted)
+            .finish()
+    }
+}
+
+impl<'a, T: Copy + FromBytes + IntoBytes> Producer<'a, T> {
+    /// # Safety
+    ///
+    /// `raw` must be valid for `'a` (and while `keep` is held), no other
+    /// producer may exist for it, and `tail`/`head` must be the ring's current
+    /// indices with `tail - head <= capacity`.
+    pub(crate) unsafe fn new(raw: RawRing<T>, tail: u32, head: u32, keep: Keep<T>) -> Self {
+        Self {
+            raw,
+            tail,
+            cached_head: head,
+            corrupted: false,
+            _keep: keep,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Number of slots.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut ring = uring_queue::Ring::<u8, 4>::new();
+    /// assert_eq!(ring.split().0.capacity(), 4);
+    /// ```
+    #[inline]
+    pub fn capacity(&self) -> usize {
+        self.raw.capacity() as usize
+    }
+
+    /// Free slots in the cache's view, refreshed from the consumer's head when
+    /// fewer than `want` are known free.
+    #[inline(always)]
+    fn free(&mut self, want: u32) -> Result<u32, Error> {
+        let free = self.raw.capacity() - self.tail.wrapping_sub(self.cached_head);
+        // `max(1)`: a request for nothing still notices a latched corruption.
+        if free >= want.max(1) {
+            return Ok(free);
+        }
+        self.refresh()
+    }
+
+    /// Reloads the consumer's head, validating it: it may only have moved
+    /// forward, and not past our tail.
+    #[cold]
+    #[inline(never)]
+    fn refresh(&mut self) -> Result<u32, Error> {
+        if self.corrupted {
+            return Err(Error::Corrupted);
+        }
+        let head = self.raw.consumer().index.load(Ordering::Acquire);
+        if self.tail.wrapping_sub(head) > self.tail.wrapping_sub(self.cached_head) {
+            return Err(self.latch());
+        }
+        self.cached_head = head;
+        Ok(self.raw.capacity() - self.tail.wrapping_sub(head))
+    }
+
+    /// Remembers a violation for good. The cache is set to "full", so the
+    /// fast path needs no extra check: it always falls through to `refresh`.
+    fn latch(&mut self) -> Error {
+        self.corrupted = true;
+        self.cached_head = self.tail.wrapping_sub(self.raw.capacity());
+        Error::Corrupted
+    }
+
+    /// Appends one element.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Full`] when no slot is free, [`Error::Corrupted`] if the
+    /// consumer's index broke the ring's invariants (now or before).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::{Error, Ring};
+    /// let mut ring = Ring::<u32, 1>::new();
+    /// let (mut tx, _rx) = ring.split();
+    /// assert_eq!(tx.push(7), Ok(()));
+    /// assert_eq!(tx.push(8), Err(Error::Full));
+    /// ```
+    #[inline]
+    pub fn push(&mut self, value: T) -> Result<(), Error> {
+        if self.free(1)? == 0 {
+            return Err(Error::Full);
+        }
+        // SAFETY: at least one slot from `tail` is free, so we own it.
+        unsafe { self.raw.write(self.tail, value) };
+        self.tail = self.tail.wrapping_add(1);
+        self.raw.publish_tail(self.tail);
+        Ok(())
+    }
+
+    /// Appends as many elements of `values` as fit, from its start, with a
+    /// single publish of the tail. Returns how many were appended (0 when full).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Corrupted`] only.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut ring = uring_queue::Ring::<u16, 4>::new();
+    /// let (mut tx, mut rx) = ring.split();
+    /// assert_eq!(tx.push_slice(&[1, 2, 3, 4, 5]), Ok(4));
+    /// let mut out = [0; 8];
+    /// assert_eq!(rx.pop_slice(&mut out), Ok(4));
+    /// assert_eq!(out[..4], [1, 2, 3, 4]);
+    /// ```
+    #[inline]
+    pub fn push_slice(&mut self, values: &[T]) -> Result<usize, Error> {
+        let want = u32::try_from(values.len()).unwrap_or(u32::MAX);
+        let n = self.free(want)?.min(want);
+        if n == 0 {
+            return Ok(0);
+        }
+        let (ptr, first, second) = self.raw.span(self.tail, n);
+        self.raw.track(self.tail, n, true);
+        // SAFETY: the `n` slots from `tail` are free, so owned by us; `span`
+        // keeps `ptr..ptr + first` and `base..base + second` in bounds, and
+        // `values` (a caller's slice) cannot overlap ring storage we own.
+        unsafe {
+            ptr.copy_from_nonoverlapping(values.as_ptr(), first);
+            self.raw
+                .base()
+                .copy_from_nonoverlapping(values.as_ptr().add(first), second);
+        }
+        self.tail = self.tail.wrapping_add(n);
+        self.raw.publish_tail(self.tail);
+        Ok(n as usize)
+    }
+
+    /// Lends exactly `n` free slots for writing in place. Nothing is published
+    /// until [`WriteChunk::commit`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Insufficient`] when fewer than `n` slots are free,
+    /// [`Error::TooLarge`] when `n` exceeds the capacity, [`Error::Corrupted`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut ring = uring_queue::Ring::<u8, 8>::new();
+    /// let (mut tx, mut rx) = ring.split();
+    /// let mut chunk = tx.write_chunk(3).unwrap();
+    /// let (a, _b) = chunk.as_mut_slices();
+    /// a.copy_from_slice(b"abc");
+    /// chunk.commit(2);
+    /// assert_eq!(rx.len(), 2);
+    /// ```
+    #[inline]
+    pub fn write_chunk(&mut self, n: usize) -> Result<WriteChunk<'_, T>, Error> {
+        if n > self.capacity() {
+            return Err(Error::TooLarge {
+                max: self.capacity(),
+            });
+        }
+        let n = n as u32;
+        let free = self.free(n)?;
+        if free < n {
+            return Err(Error::Insufficient {
+                available: free as usize,
+            });
+        }
+        self.raw.track(self.tail, n, true);
+        Ok(WriteChunk {
+            raw: self.raw,
+            tail: &mut self.tail,
+            len: n,
+        })
+    }
+
+    /// Number of elements in the ring, as far as the consumer has published.
+    /// Reports the ring as full once it is known to be corrupted.
+    #[inline]
+    pub fn len(&self) -> usize {
+        if self.corrupted {
+            return self.capacity();
+        }
+        let head = self.raw.consumer().index.load(Ordering::Acquire);
+        let used = self.tail.wrapping_sub(head);
+        if used > self.tail.wrapping_sub(self.cached_head) {
+            // Invalid head: the next operation latches; report no room.
+            return self.capacity();
+        }
+        used as usize
+    }
+
+    /// Whether no element is waiting (the consumer has caught up).
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether no slot is free.
+    #[inline]
+    pub fn is_full(&self) -> bool {
+        self.len() == self.capacity()
+    }
+
+    /// Number of free slots.
+    #[inline]
+    pub fn slots(&self) -> usize {
+        self.capacity() - self.len()
+    }
+
+    /// Whether the consumer was dropped: nothing pushed from now on is read.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut ring = uring_queue::Ring::<u8, 4>::new();
+    /// let (tx, rx) = ring.split();
+    /// assert!(!tx.is_abandoned());
+    /// drop(rx);
+    /// assert!(tx.is_abandoned());
+    /// ```
+    #[inline]
+    pub fn is_abandoned(&self) -> bool {
+        self.raw.consumer().closed.load(Ordering::Acquire) != 0
+    }
+
+    /// Whether this half has seen the ring's invariants broken (see
+    /// [`Error::Corrupted`]).
+    #[inline]
+    pub fn is_corrupted(&self) -> bool {
+        self.corrupted
+    }
+
+    /// The ring behind this half, for the record layer.
+    pub(crate) fn raw(&self) -> RawRing<T> {
+        self.raw
+    }
+
+    /// The private tail, for the record layer.
+    pub(crate) fn tail(&self) -> u32 {
+        self.tail
+    }
+
+    /// The ring and the private tail, for the record layer's grants.
+    pub(crate) fn parts(&mut self) -> (RawRing<T>, &mut u32) {
+        (self.raw, &mut self.tail)
+    }
+
+    /// Free slots with a refresh when fewer than `want`, for the record layer.
+    pub(crate) fn free_for(&mut self, want: u32) -> Result<u32, Error> {
+        self.free(want)
+    }
+}
+
+impl<T> Drop for Producer<'_, T> {
+    fn drop(&mut self) {
+        // Release: a consumer that sees the flag also sees every element
+        // published before it.
+        self.raw.producer().closed.store(1, Ordering::Release);
+    }
+}
+
+/// Free slots lent by [`Producer::write_chunk`], written in place.
+///
+/// Dropping it without [`commit`](Self::commit) publishes nothing.
+#[must_use = "nothing is published until the chunk is committed"]
+pub struct WriteChunk<'p, T> {
+    raw: RawRing<T>,
+    tail: &'p mut u32,
+    len: u32,
+}
+
+impl<T> fmt::Debug for WriteChunk<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WriteChunk")
+            .field("len", &self.len)
+            .finish()
+    }
+}
+
+impl<T: Copy + FromBytes + IntoBytes> WriteChunk<'_, T> {
+    /// The lent slots, in order: the part before the end of the storage and
+    /// the part that wrapped to its start (often empty). They hold stale
+    /// values, always valid ones.
+    #[inline]
+    pub fn as_mut_slices(&mut self) -> (&mut [T], &mut [T]) {
+        let (ptr, first, second) = self.raw.span(*self.tail, self.len);
+        // SAFETY: the slots are free and lent to this chunk only (it borrows
+        // the producer mutably); `span` keeps both runs in bounds; slots are
+        // always initialised and `T: FromBytes` makes any content valid.
+        unsafe {
+            (
+                slice::from_raw_parts_mut(ptr, first),
+                slice::from_raw_parts_mut(self.raw.base(), second),
+            )
+        }
+    }
+
+    /// Number of lent slots.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// Whether no slot was lent.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Publishes the first `n` slots (at most [`len`](Self::len); more is
+    /// clamped) in one store.
+    #[inline]
+    pub fn commit(self, n: usize) {
+        let n = (n.min(self.len as usize)) as u32;
+        *self.tail = self.tail.wrapping_add(n);
+        self.raw.publish_tail(*self.tail);
+    }
+
+    /// Publishes every lent slot.
+    #[inline]
+    pub fn commit_all(self) {
+        let n = self.len as usize;
+        self.commit(n);
+    }
+}

@@ -1,0 +1,215 @@
+//! The ring's shared state seen through raw pointers, whatever owns it.
+//!
+//! Every storage kind (inline, heap, shared region) produces a [`RawRing`]: two
+//! index lines and a run of `capacity` contiguous element slots. The halves
+//! only ever touch the ring through it, so the protocol is written once.
+
+use crate::loom::{AccessTracker, AtomicU32, Ordering};
+use core::ptr::NonNull;
+
+/// Largest capacity a ring may have: indices are free-running `u32`s, so the
+/// distance between them must stay unambiguous.
+pub const MAX_CAPACITY: usize = 1 << 31;
+
+/// Pads and aligns a value to the length of a cache line (128 bytes on x86_64
+/// and aarch64, whose prefetchers pull lines in pairs), so producer-owned and
+/// consumer-owned state never share one.
+#[cfg_attr(
+    any(target_arch = "x86_64", target_arch = "aarch64"),
+    repr(C, align(128))
+)]
+#[cfg_attr(
+    not(any(target_arch = "x86_64", target_arch = "aarch64")),
+    repr(C, align(64))
+)]
+#[derive(Debug)]
+pub(crate) struct CachePadded<T>(pub(crate) T);
+
+/// One half's published state: its free-running index and whether it is gone.
+///
+/// `#[repr(C)]` because the same layout is used inside shared regions.
+#[repr(C)]
+#[derive(Debug)]
+pub(crate) struct IndexLine {
+    /// Tail (producer line) or head (consumer line).
+    pub(crate) index: AtomicU32,
+    /// Non-zero once the owning half was dropped.
+    pub(crate) closed: AtomicU32,
+}
+
+impl IndexLine {
+    #[cfg(not(loom))]
+    pub(crate) const fn new() -> Self {
+        Self {
+            index: AtomicU32::new(0),
+            closed: AtomicU32::new(0),
+        }
+    }
+
+    #[cfg(loom)]
+    pub(crate) fn new() -> Self {
+        Self {
+            index: AtomicU32::new(0),
+            closed: AtomicU32::new(0),
+        }
+    }
+}
+
+/// Pointers to one ring's index lines and slots.
+///
+/// Invariant (established by [`RawRing::new`]'s caller and kept by whoever
+/// owns the storage for as long as a half holds a copy): both lines are valid
+/// `IndexLine`s, `data` points to `capacity` initialised, contiguous `T`s that
+/// only the halves access, `trackers` to `capacity` trackers (dangling is fine
+/// when `AccessTracker` is zero-sized), and `capacity` is a power of two no
+/// larger than [`MAX_CAPACITY`].
+#[derive(Debug)]
+pub(crate) struct RawRing<T> {
+    producer: NonNull<IndexLine>,
+    consumer: NonNull<IndexLine>,
+    data: NonNull<T>,
+    trackers: NonNull<AccessTracker>,
+    capacity: u32,
+}
+
+impl<T> Clone for RawRing<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for RawRing<T> {}
+
+impl<T> RawRing<T> {
+    /// # Safety
+    ///
+    /// The pointers must satisfy the type's invariant for as long as any copy
+    /// of the returned value is used, and at most one producer and one
+    /// consumer may be built on them.
+    pub(crate) unsafe fn new(
+        producer: NonNull<IndexLine>,
+        consumer: NonNull<IndexLine>,
+        data: NonNull<T>,
+        trackers: NonNull<AccessTracker>,
+        capacity: u32,
+    ) -> Self {
+        debug_assert!(capacity.is_power_of_two() && capacity as usize <= MAX_CAPACITY);
+        Self {
+            producer,
+            consumer,
+            data,
+            trackers,
+            capacity,
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn capacity(&self) -> u32 {
+        self.capacity
+    }
+
+    #[inline(always)]
+    fn mask(&self) -> u32 {
+        self.capacity.wrapping_sub(1)
+    }
+
+    /// The producer's index line.
+    #[inline(always)]
+    pub(crate) fn producer(&self) -> &IndexLine {
+        // SAFETY: the type invariant keeps the line valid while `self` is used;
+        // it only holds atomics, so a shared reference is fine while both
+        // halves (and, in shared memory, a peer) use it.
+        unsafe { self.producer.as_ref() }
+    }
+
+    /// The consumer's index line.
+    #[inline(always)]
+    pub(crate) fn consumer(&self) -> &IndexLine {
+        // SAFETY: as in `producer`.
+        unsafe { self.consumer.as_ref() }
+    }
+
+    /// Publishes the producer's new tail: everything written to slots before
+    /// this becomes visible to a consumer that loads the tail with Acquire.
+    #[inline(always)]
+    pub(crate) fn publish_tail(&self, tail: u32) {
+        self.producer().index.store(tail, Ordering::Release);
+    }
+
+    /// Publishes the consumer's new head: every read of slots before this
+    /// happens before the producer, loading the head with Acquire, reuses them.
+    #[inline(always)]
+    pub(crate) fn publish_head(&self, head: u32) {
+        self.consumer().index.store(head, Ordering::Release);
+    }
+
+    /// The slot that free-running index `index` maps to.
+    #[inline(always)]
+    pub(crate) fn slot(&self, index: u32) -> *mut T {
+        let i = (index & self.mask()) as usize;
+        // SAFETY: `i < capacity` and `data` points to `capacity` contiguous
+        // `T`s (type invariant), so the offset stays inside that allocation.
+        unsafe { self.data.as_ptr().add(i) }
+    }
+
+    /// Tells loom about an access to slots `index..index + len` (wrapping).
+    #[cfg(loom)]
+    pub(crate) fn track(&self, index: u32, len: u32, write: bool) {
+        for k in 0..len {
+            let i = (index.wrapping_add(k) & self.mask()) as usize;
+            // SAFETY: `i < capacity`; under loom `trackers` points to
+            // `capacity` of them (type invariant).
+            let t = unsafe { &*self.trackers.as_ptr().add(i) };
+            if write { t.write() } else { t.read() }
+        }
+    }
+
+    /// Tells loom about an access to slots (nothing to do without loom).
+    #[cfg(not(loom))]
+    #[inline(always)]
+    pub(crate) fn track(&self, _index: u32, _len: u32, _write: bool) {
+        let _ = self.trackers;
+    }
+
+    /// Writes `value` to the slot of `index`.
+    ///
+    /// # Safety
+    ///
+    /// The caller is the producer and owns the slot: it lies in
+    /// `[tail, head + capacity)`.
+    #[inline(always)]
+    pub(crate) unsafe fn write(&self, index: u32, value: T) {
+        self.track(index, 1, true);
+        // SAFETY: the slot is in bounds (`slot`) and owned by the caller, so
+        // nothing else reads or writes it now.
+        unsafe { self.slot(index).write(value) }
+    }
+
+    /// Reads the slot of `index`.
+    ///
+    /// # Safety
+    ///
+    /// The caller is the consumer and owns the slot: it lies in `[head, tail)`.
+    #[inline(always)]
+    pub(crate) unsafe fn read(&self, index: u32) -> T {
+        self.track(index, 1, false);
+        // SAFETY: in bounds and initialised (type invariant); owned by the
+        // caller, so the producer does not write it now.
+        unsafe { self.slot(index).read() }
+    }
+
+    /// Splits `len` slots from `index` at the end of the storage: returns the
+    /// first slot's pointer and the lengths before and after the wrap.
+    #[inline(always)]
+    pub(crate) fn span(&self, index: u32, len: u32) -> (*mut T, usize, usize) {
+        let start = index & self.mask();
+        let first = len.min(self.capacity - start);
+        (self.slot(index), first as usize, (len - first) as usize)
+    }
+
+    /// The pointer to slot 0.
+    #[inline(always)]
+    pub(crate) fn base(&self) -> *mut T {
+        self.data.as_ptr()
+    }
+}

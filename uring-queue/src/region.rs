@@ -1,0 +1,509 @@
+//! A ring inside a caller-provided byte region, such as memory shared with
+//! another process.
+//!
+//! Layout (all offsets from the region's start, all numbers native-endian
+//! `u32`s; see `docs/uring-queue.md`):
+//!
+//! | offset | size | what |
+//! |---|---|---|
+//! | 0 | 64 | [`Header`]: magic, version, init state, element layout, capacity, offsets, total size |
+//! | 128 | 8 | producer line: tail, closed flag |
+//! | 256 | 8 | consumer line: head, closed flag |
+//! | 384, rounded up to the element alignment | capacity × element size | slots |
+//!
+//! The peer is not trusted: everything read from the region is validated
+//! before it is used to compute an address, and the layout is read once, at
+//! attach time, into this process's own memory.
+
+use crate::loom::{AccessTracker, AtomicU32, Ordering};
+use crate::raw::{IndexLine, MAX_CAPACITY, RawRing};
+use crate::{Consumer, Producer, RegionError};
+use core::fmt;
+use core::marker::PhantomData;
+use core::mem::{align_of, offset_of, size_of};
+use core::ptr::NonNull;
+use zerocopy::{FromBytes, IntoBytes};
+
+/// First word of every region: `"URQR"` in memory order.
+pub const MAGIC: u32 = u32::from_ne_bytes(*b"URQR");
+/// Version of the layout described in this module.
+pub const VERSION: u32 = 1;
+/// Alignment the region's start needs at least (more if the element needs it).
+pub const REGION_ALIGN: usize = 8;
+
+const STATE_INITIALISING: u32 = 1;
+const STATE_READY: u32 = 2;
+
+const HEADER_SIZE: usize = size_of::<Header>();
+const PRODUCER_OFFSET: usize = 128;
+const CONSUMER_OFFSET: usize = 256;
+const DATA_OFFSET: usize = 384;
+
+/// The region's header. Every field is an atomic word, so a peer writing it
+/// concurrently is a race on values, never on memory safety.
+#[repr(C)]
+#[derive(Debug)]
+struct Header {
+    magic: AtomicU32,
+    version: AtomicU32,
+    /// 0 (zeroed memory): uninitialised; `STATE_INITIALISING`; `STATE_READY`,
+    /// stored with Release once everything else is written.
+    state: AtomicU32,
+    elem_size: AtomicU32,
+    elem_align: AtomicU32,
+    capacity: AtomicU32,
+    producer_offset: AtomicU32,
+    consumer_offset: AtomicU32,
+    data_offset: AtomicU32,
+    total_size: AtomicU32,
+    reserved: [AtomicU32; 6],
+}
+
+const _: () = assert!(HEADER_SIZE == 64 && HEADER_SIZE <= PRODUCER_OFFSET);
+const _: () = assert!(offset_of!(Header, total_size) == 36);
+const _: () = assert!(size_of::<IndexLine>() == 8 && align_of::<IndexLine>() == 4);
+
+/// A byte region a ring can be built in: borrowed memory, or memory shared
+/// with another process.
+///
+/// # Examples
+///
+/// ```
+/// use uring_queue::{Region, SharedRing};
+///
+/// let mut mem = vec![0u64; 128];
+/// let region = Region::new(zerocopy::IntoBytes::as_mut_bytes(&mut mem[..]));
+/// let (mut tx, mut rx) = SharedRing::<u32>::init(region, 16).unwrap().split();
+/// tx.push(9).unwrap();
+/// assert_eq!(rx.pop(), Ok(9));
+/// ```
+pub struct Region<'a> {
+    ptr: NonNull<u8>,
+    len: usize,
+    _borrow: PhantomData<&'a mut [u8]>,
+}
+
+impl fmt::Debug for Region<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Region")
+            .field("ptr", &self.ptr)
+            .field("len", &self.len)
+            .finish()
+    }
+}
+
+impl<'a> Region<'a> {
+    /// A region in memory this process owns exclusively.
+    pub fn new(mem: &'a mut [u8]) -> Self {
+        Self {
+            // A slice's pointer is never null.
+            ptr: NonNull::from(&mut *mem).cast(),
+            len: mem.len(),
+            _borrow: PhantomData,
+        }
+    }
+
+    /// A region at `ptr`, typically a shared mapping.
+    ///
+    /// # Safety
+    ///
+    /// - `ptr` is valid for reads and writes of `len` initialised bytes for
+    ///   `'a`, and no Rust reference to those bytes is used meanwhile;
+    /// - within this process, all regions overlapping this one together build
+    ///   at most one [`Producer`] and one [`Consumer`] (for example: one side
+    ///   calls [`SharedRing::init`] then [`SharedRing::into_producer`], the
+    ///   other [`SharedRing::attach`] then [`SharedRing::into_consumer`]).
+    ///
+    /// Other processes may write anything to the bytes at any time: that is
+    /// the threat model the ring is built for (see the crate docs), not a
+    /// violation of this contract.
+    pub unsafe fn from_raw_parts(ptr: NonNull<u8>, len: usize) -> Self {
+        Self {
+            ptr,
+            len,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the region has no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The region's first byte.
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+
+    /// Cuts the region in two at `mid`, for example to hold one ring per
+    /// direction. Keep `mid` a multiple of the alignment the second ring needs.
+    ///
+    /// # Errors
+    ///
+    /// [`RegionError::TooSmall`] when `mid > len`.
+    pub fn split_at(self, mid: usize) -> Result<(Region<'a>, Region<'a>), RegionError> {
+        if mid > self.len {
+            return Err(RegionError::TooSmall {
+                needed: mid,
+                actual: self.len,
+            });
+        }
+        // SAFETY: `mid <= len`, so the second part starts inside (or one past)
+        // the region and is non-null.
+        let second = unsafe { NonNull::new_unchecked(self.ptr.as_ptr().add(mid)) };
+        Ok((
+            Region {
+                ptr: self.ptr,
+                len: mid,
+                _borrow: PhantomData,
+            },
+            Region {
+                ptr: second,
+                len: self.len - mid,
+                _borrow: PhantomData,
+            },
+        ))
+    }
+
+    fn header(&self) -> &Header {
+        // SAFETY: callers checked `len >= HEADER_SIZE` and alignment; the
+        // header holds only atomics, and the bytes are valid for `'a`.
+        unsafe { &*self.ptr.as_ptr().cast::<Header>() }
+    }
+
+    fn check_size_and_alignment<T>(&self, needed: usize) -> Result<(), RegionError> {
+        if self.len < needed {
+            return Err(RegionError::TooSmall {
+                needed,
+                actual: self.len,
+            });
+        }
+        let align = REGION_ALIGN.max(align_of::<T>());
+        if !(self.ptr.as_ptr() as usize).is_multiple_of(align) {
+            return Err(RegionError::Misaligned { align });
+        }
+        Ok(())
+    }
+}
+
+/// Where the parts of a ring sit in a region, as offsets.
+#[derive(Debug, Clone, Copy)]
+struct Layout {
+    capacity: u32,
+    producer: usize,
+    consumer: usize,
+    data: usize,
+    total: usize,
+}
+
+impl Layout {
+    /// The layout `init` writes.
+    fn canonical<T>(capacity: usize) -> Result<Self, RegionError> {
+        let cap = check_capacity(capacity)?;
+        let data = DATA_OFFSET.next_multiple_of(align_of::<T>());
+        let total = size_of::<T>()
+            .checked_mul(capacity)
+            .and_then(|d| d.checked_add(data))
+            .filter(|&t| u32::try_from(t).is_ok())
+            .ok_or(RegionError::CapacityTooLarge { capacity })?;
+        Ok(Self {
+            capacity: cap,
+            producer: PRODUCER_OFFSET,
+            consumer: CONSUMER_OFFSET,
+            data,
+            total,
+        })
+    }
+
+    /// Checks a layout read from a header against `len` bytes: every part in
+    /// bounds, aligned, and not overlapping another.
+    fn validate<T>(self, len: usize) -> Result<Self, RegionError> {
+        if self.total > len {
+            return Err(RegionError::TooSmall {
+                needed: self.total,
+                actual: len,
+            });
+        }
+        let line = size_of::<IndexLine>();
+        let data_len = size_of::<T>()
+            .checked_mul(self.capacity as usize)
+            .ok_or(RegionError::BadOffsets)?;
+        let parts = [
+            (0, HEADER_SIZE),
+            (self.producer, line),
+            (self.consumer, line),
+            (self.data, data_len),
+        ];
+        let mut ranges = [(0usize, 0usize); 4];
+        for (k, &(start, size)) in parts.iter().enumerate() {
+            let end = start.checked_add(size).ok_or(RegionError::BadOffsets)?;
+            if end > self.total {
+                return Err(RegionError::BadOffsets);
+            }
+            ranges[k] = (start, end);
+        }
+        for a in 0..ranges.len() {
+            for b in a + 1..ranges.len() {
+                let (s1, e1) = ranges[a];
+                let (s2, e2) = ranges[b];
+                if s1 < e2 && s2 < e1 {
+                    return Err(RegionError::BadOffsets);
+                }
+            }
+        }
+        if !self.producer.is_multiple_of(align_of::<IndexLine>())
+            || !self.consumer.is_multiple_of(align_of::<IndexLine>())
+            || !self.data.is_multiple_of(align_of::<T>())
+        {
+            return Err(RegionError::BadOffsets);
+        }
+        Ok(self)
+    }
+}
+
+fn check_capacity(capacity: usize) -> Result<u32, RegionError> {
+    if !capacity.is_power_of_two() {
+        return Err(RegionError::CapacityNotPowerOfTwo { capacity });
+    }
+    if capacity > MAX_CAPACITY {
+        return Err(RegionError::CapacityTooLarge { capacity });
+    }
+    Ok(capacity as u32)
+}
+
+fn to_u32(v: usize) -> u32 {
+    // Only called on offsets of a layout whose total fits in a `u32`.
+    u32::try_from(v).unwrap_or(u32::MAX)
+}
+
+/// A ring set up in (or attached to) a [`Region`]; take one half, or both.
+///
+/// # Examples
+///
+/// One side initialises, the other attaches: here both in one process, each
+/// through its own view of the memory.
+///
+/// ```
+/// use core::ptr::NonNull;
+/// use uring_queue::{Region, SharedRing};
+///
+/// let mut mem = vec![0u64; 256];
+/// let bytes = zerocopy::IntoBytes::as_mut_bytes(&mut mem[..]);
+/// let (ptr, len) = (NonNull::from(&mut *bytes).cast::<u8>(), bytes.len());
+/// // SAFETY: `mem` outlives both views and is not otherwise used meanwhile;
+/// // the two views build one producer and one consumer.
+/// let (a, b) = unsafe { (Region::from_raw_parts(ptr, len), Region::from_raw_parts(ptr, len)) };
+/// let mut tx = SharedRing::<u64>::init(a, 64).unwrap().into_producer();
+/// let mut rx = SharedRing::<u64>::attach(b).unwrap().into_consumer();
+/// tx.push(1).unwrap();
+/// assert_eq!(rx.pop(), Ok(1));
+/// ```
+pub struct SharedRing<'a, T> {
+    raw: RawRing<T>,
+    producer_line: NonNull<IndexLine>,
+    consumer_line: NonNull<IndexLine>,
+    _region: PhantomData<Region<'a>>,
+}
+
+impl<T> fmt::Debug for SharedRing<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedRing")
+            .field("capacity", &self.raw.capacity())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a, T: Copy + FromBytes + IntoBytes> SharedRing<'a, T> {
+    /// Bytes a region needs for a ring of `capacity` elements of `T`.
+    ///
+    /// # Errors
+    ///
+    /// The capacity errors of [`RegionError`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(uring_queue::SharedRing::<u64>::required_size(16), Ok(384 + 128));
+    /// ```
+    pub fn required_size(capacity: usize) -> Result<usize, RegionError> {
+        Ok(Layout::canonical::<T>(capacity)?.total)
+    }
+
+    /// Writes a fresh, empty ring of `capacity` elements into `region`,
+    /// publishing it as ready last (Release).
+    ///
+    /// Anything in the region before is discarded: call this before the peer
+    /// attaches, never while a peer uses the region.
+    ///
+    /// # Errors
+    ///
+    /// [`RegionError::TooSmall`], [`RegionError::Misaligned`],
+    /// [`RegionError::CapacityNotPowerOfTwo`], [`RegionError::CapacityTooLarge`].
+    pub fn init(region: Region<'a>, capacity: usize) -> Result<Self, RegionError> {
+        let layout = Layout::canonical::<T>(capacity)?;
+        region.check_size_and_alignment::<T>(layout.total)?;
+        let h = region.header();
+        h.state.store(STATE_INITIALISING, Ordering::Relaxed);
+        h.magic.store(MAGIC, Ordering::Relaxed);
+        h.version.store(VERSION, Ordering::Relaxed);
+        h.elem_size.store(to_u32(size_of::<T>()), Ordering::Relaxed);
+        h.elem_align
+            .store(to_u32(align_of::<T>()), Ordering::Relaxed);
+        h.capacity.store(layout.capacity, Ordering::Relaxed);
+        h.producer_offset
+            .store(to_u32(layout.producer), Ordering::Relaxed);
+        h.consumer_offset
+            .store(to_u32(layout.consumer), Ordering::Relaxed);
+        h.data_offset.store(to_u32(layout.data), Ordering::Relaxed);
+        h.total_size.store(to_u32(layout.total), Ordering::Relaxed);
+        for r in &h.reserved {
+            r.store(0, Ordering::Relaxed);
+        }
+        let ring = Self::build(&region, layout);
+        for line in [ring.producer_line, ring.consumer_line] {
+            // SAFETY: `build` derived the line pointers from a validated layout.
+            let line = unsafe { line.as_ref() };
+            line.index.store(0, Ordering::Relaxed);
+            line.closed.store(0, Ordering::Relaxed);
+        }
+        // Release: a peer that loads "ready" with Acquire sees every store above.
+        h.state.store(STATE_READY, Ordering::Release);
+        Ok(ring)
+    }
+
+    /// Attaches to a ring another party initialised in `region`, validating
+    /// everything the header says against this region and this `T`.
+    ///
+    /// # Errors
+    ///
+    /// One [`RegionError`] variant per mismatch; [`RegionError::NotReady`] is
+    /// worth retrying while the creator may still be initialising.
+    pub fn attach(region: Region<'a>) -> Result<Self, RegionError> {
+        region.check_size_and_alignment::<T>(HEADER_SIZE)?;
+        let h = region.header();
+        // Acquire: pairs with `init`'s Release, so the fields below are the
+        // creator's (unless a hostile peer rewrites them, which validation
+        // below contains).
+        let state = h.state.load(Ordering::Acquire);
+        if state != STATE_READY {
+            return Err(RegionError::NotReady { state });
+        }
+        let magic = h.magic.load(Ordering::Relaxed);
+        if magic != MAGIC {
+            return Err(RegionError::BadMagic { found: magic });
+        }
+        let version = h.version.load(Ordering::Relaxed);
+        if version != VERSION {
+            return Err(RegionError::BadVersion { found: version });
+        }
+        let size = h.elem_size.load(Ordering::Relaxed);
+        let align = h.elem_align.load(Ordering::Relaxed);
+        if size as usize != size_of::<T>() || align as usize != align_of::<T>() {
+            return Err(RegionError::ElementLayout { size, align });
+        }
+        let capacity = check_capacity(h.capacity.load(Ordering::Relaxed) as usize)?;
+        let layout = Layout {
+            capacity,
+            producer: h.producer_offset.load(Ordering::Relaxed) as usize,
+            consumer: h.consumer_offset.load(Ordering::Relaxed) as usize,
+            data: h.data_offset.load(Ordering::Relaxed) as usize,
+            total: h.total_size.load(Ordering::Relaxed) as usize,
+        }
+        .validate::<T>(region.len)?;
+        let ring = Self::build(&region, layout);
+        let tail = ring.raw.producer().index.load(Ordering::Acquire);
+        let head = ring.raw.consumer().index.load(Ordering::Acquire);
+        if tail.wrapping_sub(head) > capacity {
+            return Err(RegionError::Corrupted);
+        }
+        Ok(ring)
+    }
+
+    /// Builds the view of a layout validated against `region`.
+    fn build(region: &Region<'a>, layout: Layout) -> Self {
+        let base = region.ptr.as_ptr();
+        // SAFETY: the layout lies inside the region, each part aligned for its
+        // type (checked by `canonical`/`validate` and the alignment of the
+        // region's start), so the offsets are in bounds and non-null.
+        let (producer, consumer, data) = unsafe {
+            (
+                NonNull::new_unchecked(base.add(layout.producer).cast::<IndexLine>()),
+                NonNull::new_unchecked(base.add(layout.consumer).cast::<IndexLine>()),
+                NonNull::new_unchecked(base.add(layout.data).cast::<T>()),
+            )
+        };
+        // SAFETY: as above, and the region's contract: the bytes stay valid for
+        // `'a`, are initialised (so valid `T`s, `T: FromBytes`), and this
+        // process builds at most one producer and one consumer on them.
+        // `AccessTracker` is zero-sized outside loom, so a dangling pointer
+        // serves.
+        let raw = unsafe {
+            RawRing::new(
+                producer,
+                consumer,
+                data,
+                NonNull::<AccessTracker>::dangling(),
+                layout.capacity,
+            )
+        };
+        Self {
+            raw,
+            producer_line: producer,
+            consumer_line: consumer,
+            _region: PhantomData,
+        }
+    }
+
+    /// Number of slots.
+    pub fn capacity(&self) -> usize {
+        self.raw.capacity() as usize
+    }
+
+    /// Reads both indices, validated.
+    fn indices(&self) -> (u32, u32) {
+        let tail = self.raw.producer().index.load(Ordering::Acquire);
+        let head = self.raw.consumer().index.load(Ordering::Acquire);
+        if tail.wrapping_sub(head) > self.raw.capacity() {
+            // Corrupted since attach: start from a state that makes the
+            // opposite half's first refresh report it.
+            return (head, head);
+        }
+        (tail, head)
+    }
+
+    /// Takes the producer role (marking it open again).
+    pub fn into_producer(self) -> Producer<'a, T> {
+        let (tail, head) = self.indices();
+        self.raw.producer().closed.store(0, Ordering::Relaxed);
+        // SAFETY: the region's contract makes this the only producer built on
+        // it in this process, valid for `'a`; indices validated just above.
+        unsafe { Producer::new(self.raw, tail, head, None) }
+    }
+
+    /// Takes the consumer role (marking it open again).
+    pub fn into_consumer(self) -> Consumer<'a, T> {
+        let (tail, head) = self.indices();
+        self.raw.consumer().closed.store(0, Ordering::Relaxed);
+        // SAFETY: as in `into_producer`, for the consumer.
+        unsafe { Consumer::new(self.raw, head, tail, None) }
+    }
+
+    /// Takes both roles, for a ring used within one process.
+    pub fn split(self) -> (Producer<'a, T>, Consumer<'a, T>) {
+        let (tail, head) = self.indices();
+        self.raw.producer().closed.store(0, Ordering::Relaxed);
+        self.raw.consumer().closed.store(0, Ordering::Relaxed);
+        // SAFETY: as in `into_producer`, for both roles.
+        unsafe {
+            (
+                Producer::new(self.raw, tail, head, None),
+                Consumer::new(self.raw, head, tail, None),
+            )
+        }
+    }
+}

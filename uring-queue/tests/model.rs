@@ -1,0 +1,181 @@
+//! The ring against a `VecDeque` model: same results for any sequence of
+//! operations, on every storage kind; framed records keep order and content.
+
+use proptest::prelude::*;
+extern crate alloc;
+
+use alloc::collections::VecDeque;
+use uring_queue::{
+    Consumer, Error, FrameConsumer, FrameProducer, HeapRing, Producer, Region, Ring, SharedRing,
+};
+
+const CAP: usize = 8;
+
+#[derive(Debug, Clone)]
+enum Op {
+    Push(u16),
+    PushSlice(Vec<u16>),
+    Pop,
+    PopSlice(usize),
+    WriteChunk { n: usize, commit: usize, seed: u16 },
+    ReadChunk { n: usize, commit: usize },
+    Peek,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        any::<u16>().prop_map(Op::Push),
+        prop::collection::vec(any::<u16>(), 0..12).prop_map(Op::PushSlice),
+        Just(Op::Pop),
+        (0..12usize).prop_map(Op::PopSlice),
+        (0..10usize, 0..12usize, any::<u16>()).prop_map(|(n, commit, seed)| Op::WriteChunk {
+            n,
+            commit,
+            seed
+        }),
+        (0..10usize, 0..12usize).prop_map(|(n, commit)| Op::ReadChunk { n, commit }),
+        Just(Op::Peek),
+    ]
+}
+
+fn config() -> ProptestConfig {
+    ProptestConfig {
+        cases: if cfg!(miri) { 3 } else { 256 },
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
+fn check(ops: &[Op], tx: &mut Producer<'_, u16>, rx: &mut Consumer<'_, u16>) {
+    let mut model = VecDeque::new();
+    for op in ops {
+        match op {
+            Op::Push(v) => {
+                let got = tx.push(*v);
+                if model.len() < CAP {
+                    assert_eq!(got, Ok(()));
+                    model.push_back(*v);
+                } else {
+                    assert_eq!(got, Err(Error::Full));
+                }
+            }
+            Op::PushSlice(vs) => {
+                let n = vs.len().min(CAP - model.len());
+                assert_eq!(tx.push_slice(vs), Ok(n));
+                model.extend(&vs[..n]);
+            }
+            Op::Pop => assert_eq!(rx.pop().ok(), model.pop_front()),
+            Op::PopSlice(len) => {
+                let mut out = vec![0; *len];
+                let n = (*len).min(model.len());
+                assert_eq!(rx.pop_slice(&mut out), Ok(n));
+                let want: Vec<u16> = model.drain(..n).collect();
+                assert_eq!(out[..n], want[..]);
+            }
+            Op::WriteChunk { n, commit, seed } => match tx.write_chunk(*n) {
+                Ok(mut chunk) => {
+                    assert!(*n <= CAP - model.len());
+                    let (a, b) = chunk.as_mut_slices();
+                    assert_eq!(a.len() + b.len(), *n);
+                    for (k, slot) in a.iter_mut().chain(b.iter_mut()).enumerate() {
+                        *slot = seed.wrapping_add(k as u16);
+                    }
+                    chunk.commit(*commit);
+                    for k in 0..(*commit).min(*n) {
+                        model.push_back(seed.wrapping_add(k as u16));
+                    }
+                }
+                Err(Error::TooLarge { max }) => assert!(*n > CAP && max == CAP),
+                Err(e) => {
+                    assert_eq!(
+                        e,
+                        Error::Insufficient {
+                            available: CAP - model.len()
+                        }
+                    );
+                    assert!(*n > CAP - model.len());
+                }
+            },
+            Op::ReadChunk { n, commit } => match rx.read_chunk(*n) {
+                Ok(chunk) => {
+                    let (a, b) = chunk.as_slices();
+                    let seen: Vec<u16> = a.iter().chain(b).copied().collect();
+                    let want: Vec<u16> = model.iter().take(*n).copied().collect();
+                    assert_eq!(seen, want);
+                    chunk.commit(*commit);
+                    model.drain(..(*commit).min(*n));
+                }
+                Err(Error::TooLarge { max }) => assert!(*n > CAP && max == CAP),
+                Err(e) => assert_eq!(
+                    e,
+                    Error::Insufficient {
+                        available: model.len()
+                    }
+                ),
+            },
+            Op::Peek => assert_eq!(rx.peek().ok(), model.front()),
+        }
+        assert_eq!(tx.len(), model.len());
+        assert_eq!(rx.len(), model.len());
+        assert_eq!(rx.is_empty(), model.is_empty());
+        assert_eq!(tx.is_full(), model.len() == CAP);
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn inline_ring_matches_model(ops in prop::collection::vec(op(), 0..64)) {
+        let mut ring = Ring::<u16, CAP>::new();
+        let (mut tx, mut rx) = ring.split();
+        check(&ops, &mut tx, &mut rx);
+    }
+
+    #[test]
+    fn heap_ring_matches_model(ops in prop::collection::vec(op(), 0..64)) {
+        let (mut tx, mut rx) = HeapRing::<u16>::new(CAP).unwrap();
+        check(&ops, &mut tx, &mut rx);
+    }
+
+    #[test]
+    fn region_ring_matches_model(ops in prop::collection::vec(op(), 0..64)) {
+        let mut mem = [0u64; 64];
+        let region = Region::new(zerocopy::IntoBytes::as_mut_bytes(&mut mem[..]));
+        let (mut tx, mut rx) = SharedRing::<u16>::init(region, CAP).unwrap().split();
+        check(&ops, &mut tx, &mut rx);
+    }
+
+    #[test]
+    fn frames_keep_order_and_content(
+        lens in prop::collection::vec((0..60usize, any::<bool>()), 0..48),
+    ) {
+        let mut ring = Ring::<u64, 16>::new();
+        let (tx, rx) = ring.split();
+        let (mut tx, mut rx) = (FrameProducer::new(tx), FrameConsumer::new(rx));
+        prop_assert_eq!(tx.max_len(), 56);
+        let mut model: VecDeque<Vec<u8>> = VecDeque::new();
+        for (seq, (len, recv)) in lens.into_iter().enumerate() {
+            let msg: Vec<u8> = (0..len).map(|k| (seq * 31 + k) as u8).collect();
+            match tx.send(&msg) {
+                Ok(()) => model.push_back(msg),
+                Err(Error::TooLarge { max }) => prop_assert!(len > max),
+                Err(Error::Full) => prop_assert!(!model.is_empty()),
+                Err(e) => prop_assert!(false, "unexpected {:?}", e),
+            }
+            if recv {
+                match rx.recv() {
+                    Ok(frame) => prop_assert_eq!(&*frame, &model.pop_front().unwrap()[..]),
+                    Err(e) => {
+                        prop_assert_eq!(e, Error::Empty);
+                        prop_assert!(model.is_empty());
+                    }
+                }
+            }
+        }
+        while let Some(want) = model.pop_front() {
+            prop_assert_eq!(&*rx.recv().unwrap(), &want[..]);
+        }
+        prop_assert_eq!(rx.recv().unwrap_err(), Error::Empty);
+    }
+}
