@@ -30,7 +30,10 @@ fuzz_target!(|input: (u8, Vec<(bool, Vec<u8>)>)| {
                 dst.copy_from_slice(bytes);
                 model.extend_from_slice(bytes);
             }
-            Err(_) => assert!(model.len() + bytes.len() > 64, "fixed buffer refused a fitting write"),
+            Err(_) => assert!(
+                model.len() + bytes.len() > 64,
+                "fixed buffer refused a fitting write"
+            ),
         }
         assert_eq!(fixed.get_data_by_ref_(usize::MAX), &model[..]);
     }
