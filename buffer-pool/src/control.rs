@@ -39,6 +39,11 @@ struct HeapMemory {
     owners: AtomicUsize,
     bytes: NonNull<u8>,
     cap: usize,
+    /// Under loom, one tracked cell per byte: every access to pool memory
+    /// is mirrored here, so loom reports any access that is not ordered
+    /// after a conflicting one on another thread.
+    #[cfg(loom)]
+    shadow: alloc::vec::Vec<loom::cell::UnsafeCell<()>>,
 }
 
 impl<M: Sealed> Control<M> {
@@ -64,9 +69,25 @@ impl<M: Sealed> Control<M> {
                 owners: AtomicUsize::new(1),
                 bytes,
                 cap,
+                #[cfg(loom)]
+                shadow: (0..cap).map(|_| loom::cell::UnsafeCell::new(())).collect(),
             }),
         });
         NonNull::from(Box::leak(control))
+    }
+
+    /// Under loom: records a read (or write) of pool bytes `at..at + len`.
+    #[cfg(all(loom, feature = "alloc"))]
+    pub(crate) fn touch(&self, at: *const u8, len: usize, write: bool) {
+        let Some(heap) = &self.heap else { return };
+        let from = (at as usize).wrapping_sub(heap.bytes.as_ptr() as usize);
+        for cell in heap.shadow.iter().skip(from).take(len) {
+            if write {
+                cell.with_mut(|_| ());
+            } else {
+                cell.with(|_| ());
+            }
+        }
     }
 
     /// The slots currently lent, as seen with `Acquire`: every access made by

@@ -120,6 +120,8 @@ impl<M: SlotMap> Producer<M> {
             // pending message's free region of pool memory (set by
             // `relocate`), so the addition stays in bounds.
             self.cursor = unsafe { at.add(n) };
+            #[cfg(all(loom, feature = "alloc"))]
+            self.touch(at, n, true);
             // SAFETY: `at..at + n` is initialised pool memory of the pending
             // message's region, which no lent slice overlaps (layout
             // invariant "Free regions"); the borrow of `self` keeps it unique
@@ -159,6 +161,14 @@ impl<M: SlotMap> Producer<M> {
             if let Some(place) = self.layout.place(new_len, self.cap) {
                 // SAFETY: `place.start + new_len <= place.limit <= cap`.
                 let dst = unsafe { self.base.as_ptr().add(place.start) };
+                #[cfg(all(loom, feature = "alloc"))]
+                {
+                    if let Location::Pool { start, .. } = self.location {
+                        // SAFETY: `start` lies within the pool memory.
+                        self.touch(unsafe { self.base.as_ptr().add(start) }, old, false);
+                    }
+                    self.touch(dst, new_len, true);
+                }
                 if let Location::Pool { start, .. } = self.location {
                     // SAFETY: the old bytes `start..start + old` and the new
                     // region are pool memory no lent slice overlaps; they may
@@ -239,6 +249,13 @@ impl<M: SlotMap> Producer<M> {
         }
     }
 
+    /// Under loom: records an access to pool bytes `at..at + len`.
+    #[cfg(all(loom, feature = "alloc"))]
+    fn touch(&self, at: *const u8, len: usize, write: bool) {
+        // SAFETY: `control` is alive while the producer is.
+        unsafe { self.control.as_ref() }.touch(at, len, write);
+    }
+
     /// The pending message.
     pub(crate) fn pending(&self) -> &[u8] {
         match self.location {
@@ -246,7 +263,10 @@ impl<M: SlotMap> Producer<M> {
             // SAFETY: `start..start + len` is the pending message: initialised
             // pool memory no lent slice overlaps, borrowed through `&self`.
             Location::Pool { start, .. } => unsafe {
-                core::slice::from_raw_parts(self.base.as_ptr().add(start), self.len)
+                let at = self.base.as_ptr().add(start);
+                #[cfg(all(loom, feature = "alloc"))]
+                self.touch(at, self.len, false);
+                core::slice::from_raw_parts(at, self.len)
             },
             #[cfg(feature = "alloc")]
             Location::Heap => &self.heap,
@@ -259,7 +279,10 @@ impl<M: SlotMap> Producer<M> {
             Location::Idle => &mut [],
             // SAFETY: as in `pending`, borrowed uniquely through `&mut self`.
             Location::Pool { start, .. } => unsafe {
-                core::slice::from_raw_parts_mut(self.base.as_ptr().add(start), self.len)
+                let at = self.base.as_ptr().add(start);
+                #[cfg(all(loom, feature = "alloc"))]
+                self.touch(at, self.len, true);
+                core::slice::from_raw_parts_mut(at, self.len)
             },
             #[cfg(feature = "alloc")]
             Location::Heap => &mut self.heap,

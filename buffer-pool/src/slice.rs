@@ -169,12 +169,19 @@ impl<M: SlotMap> AsRef<[u8]> for Slice<M> {
     fn as_ref(&self) -> &[u8] {
         match &self.inner {
             Inner::Empty => &[],
-            // SAFETY: `ptr..ptr + len` is initialised and accessed only
-            // through this slice while it lives (invariant of `pooled`);
-            // `&self` makes this a shared borrow of it.
-            Inner::Pooled { ptr, len, .. } => unsafe {
-                core::slice::from_raw_parts(ptr.as_ptr(), *len)
-            },
+            Inner::Pooled {
+                ptr, len, control, ..
+            } => {
+                #[cfg(all(loom, feature = "alloc"))]
+                // SAFETY: a pooled slice's control block outlives it.
+                unsafe { control.as_ref() }.touch(ptr.as_ptr(), *len, false);
+                #[cfg(not(all(loom, feature = "alloc")))]
+                let _ = control;
+                // SAFETY: `ptr..ptr + len` is initialised and accessed only
+                // through this slice while it lives (invariant of `pooled`);
+                // `&self` makes this a shared borrow of it.
+                unsafe { core::slice::from_raw_parts(ptr.as_ptr(), *len) }
+            }
             #[cfg(feature = "alloc")]
             Inner::Heap(v) => v,
         }
@@ -186,10 +193,17 @@ impl<M: SlotMap> AsMut<[u8]> for Slice<M> {
     fn as_mut(&mut self) -> &mut [u8] {
         match &mut self.inner {
             Inner::Empty => &mut [],
-            // SAFETY: as in `as_ref`; `&mut self` makes the borrow unique.
-            Inner::Pooled { ptr, len, .. } => unsafe {
-                core::slice::from_raw_parts_mut(ptr.as_ptr(), *len)
-            },
+            Inner::Pooled {
+                ptr, len, control, ..
+            } => {
+                #[cfg(all(loom, feature = "alloc"))]
+                // SAFETY: a pooled slice's control block outlives it.
+                unsafe { control.as_ref() }.touch(ptr.as_ptr(), *len, true);
+                #[cfg(not(all(loom, feature = "alloc")))]
+                let _ = control;
+                // SAFETY: as in `as_ref`; `&mut self` makes the borrow unique.
+                unsafe { core::slice::from_raw_parts_mut(ptr.as_ptr(), *len) }
+            }
             #[cfg(feature = "alloc")]
             Inner::Heap(v) => v,
         }
