@@ -1,10 +1,11 @@
-#![cfg(loom)]
 //! Loom models of the ring protocol. Every slot access is announced to loom,
 //! so a missing Release/Acquire pair shows up as a causality violation.
 //!
 //! ```text
 //! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p uring-queue --release --all-features --test loom
 //! ```
+
+#![cfg(loom)]
 
 use loom::thread;
 use uring_queue::{Error, FrameConsumer, FrameProducer, HeapRing};
