@@ -197,6 +197,9 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Consumer<'a, T> {
     /// ```
     #[inline]
     pub fn read_chunk(&mut self, n: usize) -> Result<ReadChunk<'_, T>, Error> {
+        if self.corrupted {
+            return Err(Error::Corrupted);
+        }
         if n > self.capacity() {
             return Err(Error::TooLarge {
                 max: self.capacity(),

@@ -103,6 +103,9 @@ impl<'a> FrameProducer<'a> {
     /// [`Error::TooLarge`] beyond [`max_len`](Self::max_len), [`Error::Full`]
     /// when the consumer has not freed enough room yet, [`Error::Corrupted`].
     pub fn grant(&mut self, len: usize) -> Result<FrameGrant<'_>, Error> {
+        if self.inner.is_corrupted() {
+            return Err(Error::Corrupted);
+        }
         let max = self.max_len();
         if len > max {
             return Err(Error::TooLarge { max });

@@ -232,6 +232,9 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Producer<'a, T> {
     /// ```
     #[inline]
     pub fn write_chunk(&mut self, n: usize) -> Result<WriteChunk<'_, T>, Error> {
+        if self.corrupted {
+            return Err(Error::Corrupted);
+        }
         if n > self.capacity() {
             return Err(Error::TooLarge {
                 max: self.capacity(),

@@ -222,6 +222,7 @@ fn a_tail_beyond_capacity_is_corruption_and_stays_latched() {
     assert_eq!(rx.pop(), Err(Error::Corrupted));
     assert_eq!(rx.pop_slice(&mut [0; 4]), Err(Error::Corrupted));
     assert_eq!(rx.read_chunk(0).unwrap_err(), Error::Corrupted);
+    assert_eq!(rx.read_chunk(17).unwrap_err(), Error::Corrupted);
     assert_eq!(rx.peek().unwrap_err(), Error::Corrupted);
     assert_eq!(rx.len(), 0);
 }
@@ -258,6 +259,8 @@ fn a_head_outside_its_window_is_corruption_for_the_producer() {
     assert_eq!(tx.push(5), Err(Error::Corrupted));
     assert_eq!(tx.push_slice(&[]), Err(Error::Corrupted));
     assert_eq!(tx.write_chunk(1).unwrap_err(), Error::Corrupted);
+    // Even a request that could never fit reports the latch first.
+    assert_eq!(tx.write_chunk(5).unwrap_err(), Error::Corrupted);
     assert!(tx.is_full());
 }
 
