@@ -1,0 +1,55 @@
+//! The file backend against the naive oracle, past the end of the file too.
+#![cfg(all(feature = "std", unix))]
+
+mod common;
+
+use batch_reader::backends::FileBackend;
+use batch_reader::{Geometry, ReadErrorKind, ReadOp, Reader};
+use common::{Collector, oracle};
+
+#[test]
+#[cfg_attr(miri, ignore = "file reads are system calls")]
+fn file_reads_match_the_oracle() {
+    let path = std::env::temp_dir().join(format!("batch-reader-file-test-{}", std::process::id()));
+    let data: Vec<u8> = (0..10_000u32).map(|i| (i * 13 + 1) as u8).collect();
+    std::fs::write(&path, &data).unwrap();
+    let g = Geometry::new(Some(512), 4096, 32).unwrap();
+    let spec: Vec<(u64, usize)> = vec![
+        (0, 100),
+        (100, 100),
+        (200, 5000),
+        (9_990, 20),
+        (10_000, 4),
+        (20_000, 8),
+        (510, 4),
+        (u64::MAX - 2, 8),
+    ];
+    let mut bufs: Vec<Vec<u8>> = spec.iter().map(|&(_, l)| vec![0u8; l]).collect();
+    let mut reader: Reader<_, _> = Reader::new(
+        FileBackend::new(std::fs::File::open(&path).unwrap(), g),
+        vec![0u8; 8192],
+    );
+    let mut ops: Vec<ReadOp<'_>> = bufs
+        .iter_mut()
+        .zip(&spec)
+        .enumerate()
+        .map(|(i, (b, &(a, _)))| ReadOp::new(a, b, i))
+        .collect();
+    let mut got = Collector::default();
+    reader.read_many(&mut ops, |c| got.push(&c));
+    drop(ops);
+    got.finish();
+    let mut naive = FileBackend::new(std::fs::File::open(&path).unwrap(), g);
+    for (i, &(addr, len)) in spec.iter().enumerate() {
+        let (want, _) = oracle(&mut naive, addr, &mut vec![0u8; len]);
+        assert_eq!(got.ops[i].1, want, "op {i}");
+    }
+    assert_eq!(got.ops[3].1[1].result, Err(ReadErrorKind::OutOfBounds));
+    for (i, offset, bytes) in &got.ok_data {
+        let at = spec[*i].0 as usize + offset;
+        assert_eq!(bytes.as_slice(), &data[at..at + bytes.len()]);
+    }
+    // The first two ops are adjacent and merge.
+    assert!(reader.counters().merged_ops >= 2);
+    std::fs::remove_file(&path).unwrap();
+}
