@@ -1,13 +1,14 @@
 //! [`FileBackend`]: positioned reads on a file.
 
+use std::borrow::Borrow;
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 
 use crate::{Geometry, ReadBackend, ReadErrorKind, ReadOp, Report};
 
-/// Reads a file (or anything with [`FileExt`]) with `read_at`: no seeking, no
-/// shared file position.
+/// Reads a file (owned, `File`, or borrowed, `&File`) with `read_at`: no
+/// seeking, no shared file position, so several backends may share a file.
 ///
 /// Each op is one `read_at` loop (continued after short reads and
 /// interruptions). Reading past the end of the file fails with
@@ -18,6 +19,7 @@ use crate::{Geometry, ReadBackend, ReadErrorKind, ReadOp, Report};
 /// ```
 /// use batch_reader::{backends::FileBackend, Geometry, Reader};
 ///
+/// # #[cfg(not(miri))] { // Miri cannot open files.
 /// let path = std::env::temp_dir().join(format!("batch-reader-doc-{}", std::process::id()));
 /// std::fs::write(&path, b"hello, file")?;
 /// let backend = FileBackend::new(std::fs::File::open(&path)?, Geometry::new(None, 1 << 20, 64)?);
@@ -26,6 +28,7 @@ use crate::{Geometry, ReadBackend, ReadErrorKind, ReadOp, Report};
 /// assert!(reader.read_buf(7, &mut buf).is_ok());
 /// assert_eq!(&buf, b"file");
 /// std::fs::remove_file(&path)?;
+/// # }
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug)]
@@ -34,7 +37,7 @@ pub struct FileBackend<F = File> {
     geometry: Geometry,
 }
 
-impl<F: FileExt> FileBackend<F> {
+impl<F: Borrow<File>> FileBackend<F> {
     /// Reads `file`, declaring `geometry` (a file needs no boundary; a
     /// sector boundary keeps reads aligned for direct I/O).
     pub fn new(file: F, geometry: Geometry) -> Self {
@@ -52,7 +55,7 @@ impl<F: FileExt> FileBackend<F> {
             let Some(at) = addr.checked_add(done as u64) else {
                 return (done, Some(ReadErrorKind::AddressOverflow));
             };
-            match self.file.read_at(&mut buf[done..], at) {
+            match self.file.borrow().read_at(&mut buf[done..], at) {
                 Ok(0) => return (done, Some(ReadErrorKind::OutOfBounds)),
                 Ok(n) => done += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -74,7 +77,7 @@ pub(crate) fn kind_of(e: &io::Error) -> ReadErrorKind {
     }
 }
 
-impl<F: FileExt> ReadBackend for FileBackend<F> {
+impl<F: Borrow<File>> ReadBackend for FileBackend<F> {
     #[inline]
     fn geometry(&self) -> Geometry {
         self.geometry

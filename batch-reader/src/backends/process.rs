@@ -27,12 +27,14 @@ pub const IOV_MAX: usize = 1024;
 /// ```
 /// use batch_reader::{backends::ProcessBackend, Reader};
 ///
+/// # #[cfg(not(miri))] { // Miri cannot make this system call.
 /// // Reading our own memory: a process may always read itself.
 /// let secret = 0x1234_5678_u32;
 /// let backend = ProcessBackend::new(std::process::id() as i32);
 /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 4096]);
 /// let addr = &secret as *const u32 as u64;
 /// assert_eq!(reader.read_val::<u32>(addr), Ok(0x1234_5678));
+/// # }
 /// ```
 #[derive(Debug)]
 pub struct ProcessBackend {
