@@ -81,6 +81,10 @@ impl<M: Sealed> Control<M> {
     pub(crate) fn touch(&self, at: *const u8, len: usize, write: bool) {
         let Some(heap) = &self.heap else { return };
         let from = (at as usize).wrapping_sub(heap.bytes.as_ptr() as usize);
+        if from >= heap.cap {
+            // Not pool memory (a message in system memory).
+            return;
+        }
         for cell in heap.shadow.iter().skip(from).take(len) {
             if write {
                 cell.with_mut(|_| ());

@@ -2,10 +2,11 @@
 //!
 //! Both pool types wrap a [`Producer`]: it owns the pending message and the
 //! [`Layout`], and reads the shared slot map only when a message needs a new
-//! place. Appending to a message that still has room touches no atomic.
+//! place. Appending to a message that still has room is a compare and a
+//! pointer bump: no atomic, no call.
 
 use crate::control::Control;
-use crate::layout::{Layout, PoolMode};
+use crate::layout::{Layout, Placement, PoolMode};
 use crate::slice::Slice;
 use crate::slot_map::SlotMap;
 #[cfg(feature = "alloc")]
@@ -18,7 +19,7 @@ use io_traits::BufferError;
 enum Location {
     /// No bytes yet, no place chosen.
     Idle,
-    /// In pool memory at `start`, to be lent under `slot`.
+    /// In pool memory from `start`, to be lent under `slot`.
     Pool { slot: u32, start: usize },
     /// In system memory (`Producer::heap`).
     #[cfg(feature = "alloc")]
@@ -28,23 +29,31 @@ enum Location {
 /// The writing side of a pool.
 #[derive(Debug)]
 pub(crate) struct Producer<M: SlotMap> {
-    control: NonNull<Control<M>>,
+    /// Where the next appended byte goes: in pool memory, or in `heap`'s
+    /// buffer for a message in system memory. `base` when idle.
+    cursor: *mut u8,
+    /// The end of the message's region (`heap`'s initialised length for a
+    /// message in system memory). `base` when idle, so that `limit - cursor`
+    /// (the room left in place) is 0 and every non-empty append takes the
+    /// slow path.
+    limit: *mut u8,
+    location: Location,
     /// Pool memory: `cap` initialised bytes, accessed only by raw pointer.
     base: NonNull<u8>,
     cap: usize,
+    control: NonNull<Control<M>>,
     layout: Layout<M>,
-    location: Location,
     /// Mode of the pending message, or of the last one if none is pending.
     mode: PoolMode,
-    /// Pool mode: where the next appended byte goes. Otherwise `base`.
-    cursor: *mut u8,
-    /// Pool mode: bytes that may still be appended in place. Otherwise 0, so
-    /// every non-empty append takes the slow path.
-    room: usize,
-    /// Bytes in the pending message.
-    len: usize,
+    /// Length of the last non-empty message: new messages are placed where
+    /// this much fits if there is such a place, so a run of similar messages
+    /// is not started in a gap too small for it and moved later.
+    hint: usize,
     /// Start of the `AsRef`/`AsMut` view (`danger_set_start`).
     view: usize,
+    /// A message in system memory: its bytes are `heap[..len]`, and all of
+    /// `heap` is initialised room to grow into, so appends take the same
+    /// fast path as in pool memory.
     #[cfg(feature = "alloc")]
     heap: Vec<u8>,
     /// Whether a message that finds no slot or space goes to system memory.
@@ -71,19 +80,19 @@ impl<M: SlotMap> Producer<M> {
         #[cfg(not(feature = "alloc"))]
         let _ = fallback;
         Self {
-            control,
+            cursor: base.as_ptr(),
+            limit: base.as_ptr(),
+            location: Location::Idle,
             base,
             cap,
+            control,
             layout: if lent == 0 {
                 Layout::new()
             } else {
                 Layout::with_unknown(lent, cap)
             },
-            location: Location::Idle,
             mode: PoolMode::Back,
-            cursor: base.as_ptr(),
-            room: 0,
-            len: 0,
+            hint: 0,
             view: 0,
             #[cfg(feature = "alloc")]
             heap: Vec::new(),
@@ -105,48 +114,67 @@ impl<M: SlotMap> Producer<M> {
         self.mode
     }
 
+    /// Bytes in the pending message.
     pub(crate) fn len(&self) -> usize {
-        self.len
+        match self.location {
+            Location::Idle => 0,
+            Location::Pool { start, .. } => {
+                self.cursor as usize - (self.base.as_ptr() as usize + start)
+            }
+            #[cfg(feature = "alloc")]
+            Location::Heap => self.cursor as usize - self.heap.as_ptr() as usize,
+        }
     }
 
     /// Appends `n` bytes to the pending message and returns them.
     #[inline]
     pub(crate) fn try_get_writable(&mut self, n: usize) -> Result<&mut [u8], BufferError> {
-        if n <= self.room {
-            let at = self.cursor;
-            self.room -= n;
-            self.len += n;
-            // SAFETY: `n <= room`, and `cursor..cursor + room` lies inside the
-            // pending message's free region of pool memory (set by
-            // `relocate`), so the addition stays in bounds.
+        let at = self.cursor;
+        if n <= self.limit as usize - at as usize {
+            // SAFETY: `n` is at most the room left, and `cursor..limit` lies
+            // inside the pending message's region (set by `grow`), so the
+            // addition stays in bounds.
             self.cursor = unsafe { at.add(n) };
             #[cfg(all(loom, feature = "alloc"))]
             self.touch(at, n, true);
-            // SAFETY: `at..at + n` is initialised pool memory of the pending
-            // message's region, which no lent slice overlaps (layout
-            // invariant "Free regions"); the borrow of `self` keeps it unique
+            // SAFETY: `at..at + n` is initialised memory of the pending
+            // message's region: pool memory no lent slice overlaps (layout
+            // invariant "Free regions"), or `heap`'s initialised buffer, which
+            // only the producer touches. The borrow of `self` keeps it unique
             // until the next call.
             return Ok(unsafe { core::slice::from_raw_parts_mut(at, n) });
         }
         self.grow(n)
     }
 
+    /// Where a message that needs `need` bytes can go: a region with room
+    /// for the hint if there is one, else one with room for `need`.
+    fn place(&self, need: usize) -> Option<Placement> {
+        let want = need.max(self.hint);
+        self.layout
+            .place(want, self.cap)
+            .or_else(|| self.layout.place(need, self.cap))
+    }
+
     /// The slow path of [`try_get_writable`](Self::try_get_writable): the
     /// message has no place yet, or its place is too small.
     #[cold]
     fn grow(&mut self, n: usize) -> Result<&mut [u8], BufferError> {
-        let old = self.len;
+        let old = self.len();
         let Some(new_len) = old.checked_add(n) else {
             return Err(BufferError::OutOfMemory);
         };
         #[cfg(feature = "alloc")]
         if self.location == Location::Heap {
-            self.heap
-                .try_reserve(n)
-                .map_err(|_| BufferError::OutOfMemory)?;
-            self.heap.resize(new_len, 0);
-            self.len = new_len;
-            return Ok(&mut self.heap[old..]);
+            let room = new_len.max(self.heap.len().saturating_mul(2));
+            if self.heap.try_reserve_exact(room - self.heap.len()).is_err() {
+                self.heap
+                    .try_reserve_exact(new_len - self.heap.len())
+                    .map_err(|_| BufferError::OutOfMemory)?;
+            }
+            let room = self.heap.capacity();
+            self.heap.resize(room, 0);
+            return Ok(self.enter_heap(old, n));
         }
         if self.layout.known() != 0 {
             // SAFETY: `control` is alive while the producer is (`new`).
@@ -158,52 +186,54 @@ impl<M: SlotMap> Producer<M> {
             _ => self.layout.free_slot(),
         };
         if let Some(slot) = slot {
-            if let Some(place) = self.layout.place(new_len, self.cap) {
+            if let Some(place) = self.place(new_len) {
                 // SAFETY: `place.start + new_len <= place.limit <= cap`.
                 let dst = unsafe { self.base.as_ptr().add(place.start) };
-                #[cfg(all(loom, feature = "alloc"))]
-                {
-                    if let Location::Pool { start, .. } = self.location {
-                        // SAFETY: `start` lies within the pool memory.
-                        self.touch(unsafe { self.base.as_ptr().add(start) }, old, false);
-                    }
-                    self.touch(dst, new_len, true);
-                }
                 if let Location::Pool { start, .. } = self.location {
-                    // SAFETY: the old bytes `start..start + old` and the new
+                    // SAFETY: `start` lies within the pool memory.
+                    let src = unsafe { self.base.as_ptr().add(start) };
+                    #[cfg(all(loom, feature = "alloc"))]
+                    {
+                        self.touch(src, old, false);
+                        self.touch(dst, old, true);
+                    }
+                    // SAFETY: the old bytes `src..src + old` and the new
                     // region are pool memory no lent slice overlaps; they may
                     // overlap each other, which `copy` allows.
-                    unsafe { core::ptr::copy(self.base.as_ptr().add(start), dst, old) };
+                    unsafe { core::ptr::copy(src, dst, old) };
                 }
                 self.location = Location::Pool {
                     slot,
                     start: place.start,
                 };
                 self.mode = place.mode;
-                self.len = new_len;
-                self.room = place.limit - place.start - new_len;
-                // SAFETY: in bounds, as `dst` is.
+                // SAFETY: `new_len <= place.limit - place.start`: in bounds.
+                let at = unsafe { dst.add(old) };
+                // SAFETY: as above.
                 self.cursor = unsafe { dst.add(new_len) };
-                // SAFETY: `dst + old..dst + new_len` is initialised pool
-                // memory in a free region (layout invariant "Free regions"),
-                // borrowed uniquely through `self`.
-                return Ok(unsafe { core::slice::from_raw_parts_mut(dst.add(old), n) });
+                // SAFETY: `place.limit <= cap`.
+                self.limit = unsafe { self.base.as_ptr().add(place.limit) };
+                #[cfg(all(loom, feature = "alloc"))]
+                self.touch(at, n, true);
+                // SAFETY: `at..at + n` is initialised pool memory in a free
+                // region (layout invariant "Free regions"), borrowed uniquely
+                // through `self`.
+                return Ok(unsafe { core::slice::from_raw_parts_mut(at, n) });
             }
         }
         #[cfg(feature = "alloc")]
         if self.fallback {
             let mut heap = Vec::new();
-            heap.try_reserve_exact(new_len)
-                .map_err(|_| BufferError::OutOfMemory)?;
+            if heap.try_reserve_exact(new_len.max(self.hint)).is_err() {
+                heap.try_reserve_exact(new_len)
+                    .map_err(|_| BufferError::OutOfMemory)?;
+            }
             heap.extend_from_slice(self.pending());
-            heap.resize(new_len, 0);
+            heap.resize(heap.capacity(), 0);
             self.heap = heap;
             self.location = Location::Heap;
             self.mode = PoolMode::Alloc;
-            self.room = 0;
-            self.cursor = self.base.as_ptr();
-            self.len = new_len;
-            return Ok(&mut self.heap[old..]);
+            return Ok(self.enter_heap(old, n));
         }
         let available = if slot.is_some() {
             self.layout.largest_region(self.cap).saturating_sub(old)
@@ -216,13 +246,30 @@ impl<M: SlotMap> Producer<M> {
         })
     }
 
+    /// Points the cursor at byte `old + n` of `heap` (which holds at least
+    /// that many initialised bytes) and returns bytes `old..old + n`.
+    #[cfg(feature = "alloc")]
+    fn enter_heap(&mut self, old: usize, n: usize) -> &mut [u8] {
+        let buffer = self.heap.as_mut_ptr();
+        // SAFETY: `old + n <= heap.len()`: every caller sized `heap` so.
+        self.cursor = unsafe { buffer.add(old + n) };
+        // SAFETY: one past the initialised bytes of `heap`.
+        self.limit = unsafe { buffer.add(self.heap.len()) };
+        // SAFETY: bytes `old..old + n` of `heap` are initialised, and
+        // `heap` is borrowed through `&mut self`.
+        unsafe { core::slice::from_raw_parts_mut(buffer.add(old), n) }
+    }
+
     /// Hands the pending message out and starts an empty one.
     pub(crate) fn get_data_owned(&mut self) -> Slice<M> {
-        let len = core::mem::replace(&mut self.len, 0);
+        let len = self.len();
         let location = core::mem::replace(&mut self.location, Location::Idle);
-        self.room = 0;
         self.cursor = self.base.as_ptr();
+        self.limit = self.base.as_ptr();
         self.view = 0;
+        if len > 0 {
+            self.hint = len;
+        }
         match location {
             Location::Idle => Slice::empty(),
             Location::Pool { slot, start } => {
@@ -245,7 +292,11 @@ impl<M: SlotMap> Producer<M> {
                 }
             }
             #[cfg(feature = "alloc")]
-            Location::Heap => Slice::heap(core::mem::take(&mut self.heap)),
+            Location::Heap => {
+                let mut heap = core::mem::take(&mut self.heap);
+                heap.truncate(len);
+                Slice::heap(heap)
+            }
         }
     }
 
@@ -260,16 +311,17 @@ impl<M: SlotMap> Producer<M> {
     pub(crate) fn pending(&self) -> &[u8] {
         match self.location {
             Location::Idle => &[],
-            // SAFETY: `start..start + len` is the pending message: initialised
-            // pool memory no lent slice overlaps, borrowed through `&self`.
-            Location::Pool { start, .. } => unsafe {
-                let at = self.base.as_ptr().add(start);
+            Location::Pool { start, .. } => {
+                // SAFETY: `start` lies within the pool memory.
+                let at = unsafe { self.base.as_ptr().add(start) };
                 #[cfg(all(loom, feature = "alloc"))]
-                self.touch(at, self.len, false);
-                core::slice::from_raw_parts(at, self.len)
-            },
+                self.touch(at, self.len(), false);
+                // SAFETY: `at..cursor` is the pending message: initialised
+                // pool memory no lent slice overlaps, borrowed through `&self`.
+                unsafe { core::slice::from_raw_parts(at, self.len()) }
+            }
             #[cfg(feature = "alloc")]
-            Location::Heap => &self.heap,
+            Location::Heap => &self.heap[..self.len()],
         }
     }
 
@@ -277,15 +329,19 @@ impl<M: SlotMap> Producer<M> {
     pub(crate) fn pending_mut(&mut self) -> &mut [u8] {
         match self.location {
             Location::Idle => &mut [],
-            // SAFETY: as in `pending`, borrowed uniquely through `&mut self`.
-            Location::Pool { start, .. } => unsafe {
-                let at = self.base.as_ptr().add(start);
+            Location::Pool { start, .. } => {
+                // SAFETY: `start` lies within the pool memory.
+                let at = unsafe { self.base.as_ptr().add(start) };
                 #[cfg(all(loom, feature = "alloc"))]
-                self.touch(at, self.len, true);
-                core::slice::from_raw_parts_mut(at, self.len)
-            },
+                self.touch(at, self.len(), true);
+                // SAFETY: as in `pending`, borrowed uniquely through `&mut self`.
+                unsafe { core::slice::from_raw_parts_mut(at, self.len()) }
+            }
             #[cfg(feature = "alloc")]
-            Location::Heap => &mut self.heap,
+            Location::Heap => {
+                let len = self.len();
+                &mut self.heap[..len]
+            }
         }
     }
 

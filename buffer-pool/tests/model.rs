@@ -61,11 +61,21 @@ struct Model {
     pending: Vec<u8>,
     at: Where,
     mode: PoolMode,
+    /// Length of the last non-empty message.
+    hint: usize,
 }
 
 impl Model {
-    /// Where a message of `need` bytes goes now.
+    /// Where a message of `need` bytes goes now: where the hint fits, else
+    /// where `need` fits.
     fn place(&mut self, need: usize) -> Where {
+        match self.place_exactly(need.max(self.hint)) {
+            Where::Heap => self.place_exactly(need),
+            at => at,
+        }
+    }
+
+    fn place_exactly(&mut self, need: usize) -> Where {
         if self.lent.len() >= self.slots {
             return Where::Heap;
         }
@@ -160,6 +170,7 @@ fn run<M: SlotMap>(slots: usize, cap: usize, ops: &[Op]) {
         pending: Vec::new(),
         at: Where::Idle,
         mode: PoolMode::Back,
+        hint: 0,
     };
     let (done_tx, done_rx) = mpsc::channel();
     let mut workers = Vec::new();
@@ -189,6 +200,9 @@ fn run<M: SlotMap>(slots: usize, cap: usize, ops: &[Op]) {
             Op::Finish => {
                 let slice = pool.get_data_owned();
                 let bytes = std::mem::take(&mut model.pending);
+                if !bytes.is_empty() {
+                    model.hint = bytes.len();
+                }
                 assert_eq!(slice.as_ref(), &bytes[..]);
                 assert_eq!(slice.len(), bytes.len());
                 let at = std::mem::replace(&mut model.at, Where::Idle);

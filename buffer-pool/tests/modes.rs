@@ -262,10 +262,11 @@ fn message_longer_than_capacity_is_not_sticky() {
 #[test]
 fn growing_message_moves_to_the_front_with_its_bytes() {
     let mut pool = BufferPool::new(20);
-    let a = message(&mut pool, &[1; 8]);
-    let b = message(&mut pool, &[2; 8]);
+    let a = message(&mut pool, &[1; 12]);
+    let b = message(&mut pool, &[2; 4]);
     drop(a);
-    // 4 bytes left at the back; the message starts there, then needs 6.
+    // 4 bytes left at the back, enough for a message like the last one: the
+    // message starts there, then needs 6 and moves to the 12 at the front.
     pool.get_writable(3).copy_from_slice(b"xyz");
     assert!(pool.is_back_mode());
     pool.get_writable(3).copy_from_slice(b"uvw");
@@ -273,7 +274,23 @@ fn growing_message_moves_to_the_front_with_its_bytes() {
     assert_eq!(pool.get_data_by_ref_(usize::MAX), b"xyzuvw");
     let c = pool.get_data_owned();
     assert!(c.is_pooled());
-    assert_eq!((b.as_ref(), c.as_ref()), (&[2; 8][..], &b"xyzuvw"[..]));
+    assert_eq!((b.as_ref(), c.as_ref()), (&[2; 4][..], &b"xyzuvw"[..]));
+}
+
+/// A new message goes where one as long as the last message fits, so a run
+/// of similar messages is not started in a gap too small for it.
+#[test]
+fn new_messages_are_placed_by_the_last_length() {
+    let mut pool = BufferPool::new(20);
+    let a = message(&mut pool, &[1; 12]);
+    let b = message(&mut pool, &[2; 6]);
+    drop(a);
+    // 2 bytes at the back, 12 at the front; the last message had 6 bytes.
+    pool.get_writable(1)[0] = 7;
+    assert!(pool.is_front_mode());
+    let c = pool.get_data_owned();
+    assert!(c.is_pooled());
+    assert_eq!((b.as_ref(), c.as_ref()), (&[2; 6][..], &[7][..]));
 }
 
 #[test]

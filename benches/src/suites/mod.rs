@@ -3,6 +3,7 @@
 use crate::harness::Ctx;
 
 mod copy;
+mod pool;
 mod write;
 
 /// A suite's entry point.
@@ -12,4 +13,5 @@ pub type Suite = fn(&Ctx);
 pub const SUITES: &[(&str, Suite)] = &[
     ("copy", copy::run),   // memcpy ceiling
     ("write", write::run), // 10-byte writes through Write impls
+    ("pool", pool::run),   // buffer-pool vs buffer_sv2
 ];
