@@ -4,6 +4,7 @@ use crate::harness::Ctx;
 
 mod copy;
 mod pool;
+mod spsc;
 mod write;
 
 /// A suite's entry point.
@@ -14,4 +15,5 @@ pub const SUITES: &[(&str, Suite)] = &[
     ("copy", copy::run),   // memcpy ceiling
     ("write", write::run), // 10-byte writes through Write impls
     ("pool", pool::run),   // buffer-pool vs buffer_sv2
+    ("spsc", spsc::run),   // uring-queue vs rtrb, ringbuf, crossbeam, heapless, sync_channel
 ];
