@@ -1,6 +1,6 @@
 //! [`FileBackend`]: positioned reads on a file.
 
-use std::borrow::Borrow;
+use core::borrow::Borrow;
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;

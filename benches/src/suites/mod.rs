@@ -2,6 +2,7 @@
 
 use crate::harness::Ctx;
 
+mod batch;
 mod copy;
 mod pool;
 mod spsc;
@@ -16,4 +17,5 @@ pub const SUITES: &[(&str, Suite)] = &[
     ("write", write::run), // 10-byte writes through Write impls
     ("pool", pool::run),   // buffer-pool vs buffer_sv2
     ("spsc", spsc::run),   // uring-queue vs rtrb, ringbuf, crossbeam, heapless, sync_channel
+    ("batch", batch::run), // batch-reader vs bare calls, deque, channels, raw syscalls, naive file reads
 ];

@@ -1,0 +1,456 @@
+//! `batch`: the batching reader against the ways people read today.
+//!
+//! 1. `seed`: seed 000's calls-per-second table — a bare function call, a
+//!    deque used sequentially, one and two channels used sequentially, and
+//!    this crate's batch API per op (64 ops per `read_many`), all reading
+//!    8 bytes at the same addresses of an in-memory source.
+//! 2. `syscall`: pieces of 8–64 bytes of another process's memory — one
+//!    `process_vm_readv` per piece, the raw call batched 16/64/256 pieces at
+//!    a time, and this crate's `ProcessBackend` 64 pieces per batch; then the
+//!    same with the pieces being adjacent fields of a few structs, where
+//!    coalescing merges them.
+//! 3. `file`: seed 002 — a file read 4 KiB at a time with a fresh buffer per
+//!    read, one 1 MiB read at a time into a reused buffer (the ceiling), and
+//!    `read_iter` of 4 KiB ops coalesced into one reused buffer; with the
+//!    memcpy of the same volume as the reference for GB/s.
+
+use crate::harness::{Compare, Ctx, row};
+use batch_reader::backends::{FileBackend, MemoryBackend, ProcessBackend};
+use batch_reader::{Geometry, ReadOp, Reader};
+use std::collections::VecDeque;
+use std::fs::File;
+use std::hint::black_box;
+use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Runs the suite.
+pub fn run(ctx: &Ctx) {
+    seed(ctx);
+    syscall(ctx);
+    file(ctx);
+}
+
+/// A small deterministic generator, so every variant reads the same places.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+}
+
+#[inline(never)]
+fn bare_read(mem: &[u8], addr: usize) -> u64 {
+    match mem.get(addr..addr + 8) {
+        Some(b) => u64::from_ne_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]),
+        None => 0,
+    }
+}
+
+fn seed(ctx: &Ctx) {
+    const BATCH: usize = 64;
+    let calls: usize = ctx.pick(1 << 18, 1 << 16);
+    let mem: Vec<u8> = (0..1usize << 20).map(|i| (i * 7) as u8).collect();
+    let mut rng = Lcg(1);
+    let addrs: Vec<usize> = (0..calls)
+        .map(|_| (rng.next() as usize % ((1 << 20) - 8)) & !7)
+        .collect();
+    let (mem, addrs) = (&mem, &addrs);
+
+    let mut c = Compare::new("batch", "seed", "bare");
+    c.variant("bare", || {
+        let t = Instant::now();
+        let mut sum = 0u64;
+        for &a in addrs {
+            sum = sum.wrapping_add(bare_read(mem, black_box(a)));
+        }
+        black_box(sum);
+        t.elapsed()
+    });
+    let mut deque: VecDeque<usize> = VecDeque::with_capacity(16);
+    c.variant("deque", move || {
+        let t = Instant::now();
+        let mut sum = 0u64;
+        for &a in addrs {
+            deque.push_back(black_box(a));
+            if let Some(a) = deque.pop_front() {
+                sum = sum.wrapping_add(bare_read(mem, a));
+            }
+        }
+        black_box(sum);
+        t.elapsed()
+    });
+    let (tx, rx) = mpsc::channel::<usize>();
+    c.variant("channel", move || {
+        let t = Instant::now();
+        let mut sum = 0u64;
+        for &a in addrs {
+            let _ = tx.send(black_box(a));
+            if let Ok(a) = rx.recv() {
+                sum = sum.wrapping_add(bare_read(mem, a));
+            }
+        }
+        black_box(sum);
+        t.elapsed()
+    });
+    let (req_tx, req_rx) = mpsc::channel::<usize>();
+    let (resp_tx, resp_rx) = mpsc::channel::<u64>();
+    c.variant("two_channels", move || {
+        let t = Instant::now();
+        let mut sum = 0u64;
+        for &a in addrs {
+            let _ = req_tx.send(black_box(a));
+            if let Ok(a) = req_rx.recv() {
+                let _ = resp_tx.send(bare_read(mem, a));
+            }
+            if let Ok(v) = resp_rx.recv() {
+                sum = sum.wrapping_add(v);
+            }
+        }
+        black_box(sum);
+        t.elapsed()
+    });
+    let geometry = Geometry::new(Some(4096), 4096, 1024).expect("valid geometry");
+    let mut reader = Reader::<_, _, BATCH, BATCH>::with_window(
+        MemoryBackend::new(mem, geometry),
+        vec![0u8; 4096],
+    );
+    c.variant("batch_api", move || {
+        let mut bufs = [[0u8; 8]; BATCH];
+        let t = Instant::now();
+        let mut sum = 0u64;
+        for chunk in addrs.chunks(BATCH) {
+            let mut ops: [ReadOp<'_>; BATCH] = {
+                let mut it = bufs.iter_mut();
+                core::array::from_fn(|i| {
+                    let buf: &mut [u8] = it.next().map_or(&mut [], |b| &mut b[..]);
+                    ReadOp::new(chunk.get(i).copied().unwrap_or(0) as u64, buf, i)
+                })
+            };
+            reader.read_many(&mut ops[..chunk.len()], |done| {
+                if done.is_ok() {
+                    let d = done.data();
+                    sum = sum.wrapping_add(u64::from_ne_bytes([
+                        d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7],
+                    ]));
+                }
+            });
+        }
+        black_box(sum);
+        t.elapsed()
+    });
+    let r = c.run(ctx.rounds(31, 7));
+    r.emit_rate_ratio(calls as f64 / 1e6, "Mcalls/s");
+    row(
+        "batch",
+        "seed.batch_api.rate_vs_deque",
+        r.ratio("deque") / r.ratio("batch_api"),
+        "x",
+    );
+}
+
+/// A forked child holding `len` bytes at `base` (the same address as in this
+/// process), killed on drop.
+struct Child {
+    pid: libc::pid_t,
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        // SAFETY: `pid` is our child; killed and reaped exactly once.
+        unsafe {
+            libc::kill(self.pid, libc::SIGKILL);
+            let mut status = 0;
+            libc::waitpid(self.pid, &mut status, 0);
+        }
+    }
+}
+
+fn spawn_child(mem: &[u8]) -> Option<Child> {
+    let mut ready = [0; 2];
+    // SAFETY: the array has room for the two descriptors pipe writes.
+    if unsafe { libc::pipe(ready.as_mut_ptr()) } != 0 {
+        return None;
+    }
+    // SAFETY: the child calls only write and pause (async-signal-safe) on
+    // memory and descriptors it inherited.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        let byte = 1u8;
+        // SAFETY: writes a live one-byte local, then waits for SIGKILL.
+        unsafe {
+            libc::write(ready[1], (&raw const byte).cast(), 1);
+            loop {
+                libc::pause();
+            }
+        }
+    }
+    let mut byte = 0u8;
+    // SAFETY: reads one byte into a live local, then closes our pipe ends.
+    let got = unsafe {
+        let n = libc::read(ready[0], (&raw mut byte).cast(), 1);
+        libc::close(ready[0]);
+        libc::close(ready[1]);
+        n
+    };
+    // Keep `mem` alive and unmoved until the child exists.
+    black_box(mem.as_ptr());
+    (pid > 0 && got == 1).then_some(Child { pid })
+}
+
+/// One `process_vm_readv` over `pieces` (remote address, length) into `dst`.
+fn raw_readv(pid: libc::pid_t, pieces: &[(usize, usize)], dst: &mut [u8]) -> isize {
+    let mut local: heapless::Vec<libc::iovec, 256> = heapless::Vec::new();
+    let mut remote: heapless::Vec<libc::iovec, 256> = heapless::Vec::new();
+    let mut rest = dst;
+    for &(addr, len) in pieces.iter().take(256) {
+        let (head, tail) = std::mem::take(&mut rest).split_at_mut(len);
+        rest = tail;
+        let _ = local.push(libc::iovec {
+            iov_base: head.as_mut_ptr().cast(),
+            iov_len: len,
+        });
+        let _ = remote.push(libc::iovec {
+            iov_base: addr as *mut libc::c_void,
+            iov_len: len,
+        });
+    }
+    // SAFETY: each local iovec describes a distinct part of `dst`, borrowed
+    // mutably for this call; both arrays hold the same number of entries.
+    unsafe {
+        libc::process_vm_readv(
+            pid,
+            local.as_ptr(),
+            local.len() as libc::c_ulong,
+            remote.as_ptr(),
+            remote.len() as libc::c_ulong,
+            0,
+        )
+    }
+}
+
+fn syscall(ctx: &Ctx) {
+    const BATCH: usize = 64;
+    let pieces_per_sample: usize = ctx.pick(8192, 1024);
+    let region = 8usize << 20;
+    let mem: Vec<u8> = (0..region).map(|i| (i * 13) as u8).collect();
+    let Some(child) = spawn_child(&mem) else {
+        eprintln!("  batch syscall: fork failed, skipped");
+        return;
+    };
+    let pid = child.pid;
+    let base = mem.as_ptr() as usize;
+    // Scattered: anywhere in the region, 8–64 bytes, never across a page.
+    let mut rng = Lcg(7);
+    let scattered: Vec<(usize, usize)> = (0..pieces_per_sample)
+        .map(|_| {
+            let len = 8 + (rng.next() as usize % 57);
+            let page = rng.next() as usize % (region / 4096);
+            let off = rng.next() as usize % (4096 - len);
+            (base + page * 4096 + off, len)
+        })
+        .collect();
+    // Structs: 8 structs of 8 adjacent fields (8–32 bytes each) per batch.
+    let structs: Vec<(usize, usize)> = (0..pieces_per_sample / 8)
+        .flat_map(|_| {
+            let page = rng.next() as usize % (region / 4096);
+            let mut addr = base + page * 4096 + (rng.next() as usize % 16) * 8;
+            let sizes: Vec<usize> = (0..8).map(|_| 8 + (rng.next() as usize % 4) * 8).collect();
+            sizes
+                .into_iter()
+                .map(move |len| {
+                    let a = addr;
+                    addr += len;
+                    (a, len)
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let dst = vec![0u8; 64 * 256];
+    let mut c = Compare::new("batch", "syscall", "single");
+    let one_by_one = |pieces: &[(usize, usize)], dst: &mut [u8]| {
+        let t = Instant::now();
+        for &p in pieces {
+            black_box(raw_readv(pid, &[p], &mut dst[..p.1]));
+        }
+        t.elapsed()
+    };
+    let pieces = scattered.clone();
+    let mut d = dst.clone();
+    c.variant("single", move || one_by_one(&pieces, &mut d));
+    for (name, k) in [("raw16", 16usize), ("raw64", 64), ("raw256", 256)] {
+        let pieces = scattered.clone();
+        let mut d = dst.clone();
+        c.variant(name, move || {
+            let t = Instant::now();
+            for chunk in pieces.chunks(k) {
+                black_box(raw_readv(pid, chunk, &mut d));
+            }
+            t.elapsed()
+        });
+    }
+    let mut reader =
+        Reader::<_, _, BATCH, 256>::with_window(ProcessBackend::new(pid), vec![0u8; 4096]);
+    let pieces = scattered.clone();
+    let mut bufs = vec![[0u8; 64]; BATCH];
+    c.variant("crate64", move || {
+        crate_batches(&mut reader, &pieces, &mut bufs)
+    });
+    let pieces = structs.clone();
+    let mut d = dst.clone();
+    c.variant("single_structs", move || one_by_one(&pieces, &mut d));
+    let mut reader =
+        Reader::<_, _, BATCH, 256>::with_window(ProcessBackend::new(pid), vec![0u8; 4096]);
+    let pieces = structs.clone();
+    let mut bufs = vec![[0u8; 64]; BATCH];
+    c.variant("crate_structs", move || {
+        crate_batches(&mut reader, &pieces, &mut bufs)
+    });
+    let r = c.run(ctx.rounds(21, 3));
+    r.emit_rate_ratio(pieces_per_sample as f64 / 1e6, "Mpieces/s");
+    row(
+        "batch",
+        "syscall.crate64.rate_vs_raw64",
+        r.ratio("raw64") / r.ratio("crate64"),
+        "x",
+    );
+    row(
+        "batch",
+        "syscall.crate_structs.rate_vs_single_structs",
+        r.ratio("single_structs") / r.ratio("crate_structs"),
+        "x",
+    );
+    drop(child);
+    drop(dst);
+}
+
+/// Reads `pieces` through the crate, 64 per `read_many`.
+fn crate_batches(
+    reader: &mut Reader<ProcessBackend, Vec<u8>, 64, 256>,
+    pieces: &[(usize, usize)],
+    bufs: &mut [[u8; 64]],
+) -> Duration {
+    let t = Instant::now();
+    let mut ok = 0usize;
+    for chunk in pieces.chunks(64) {
+        let mut ops: heapless::Vec<ReadOp<'_>, 64> = heapless::Vec::new();
+        for ((i, &(addr, len)), buf) in chunk.iter().enumerate().zip(bufs.iter_mut()) {
+            let _ = ops.push(ReadOp::new(addr as u64, &mut buf[..len], i));
+        }
+        reader.read_many(&mut ops, |c| ok += c.ok_bytes());
+    }
+    black_box(ok);
+    t.elapsed()
+}
+
+/// A temporary file, removed on drop.
+struct TempFile(PathBuf);
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn file(ctx: &Ctx) {
+    const CHUNK: usize = 4096;
+    const BIG: usize = 1 << 20;
+    let size: usize = ctx.pick(256 << 20, 16 << 20);
+    let path = TempFile(std::env::temp_dir().join(format!("batch-bench-{}", std::process::id())));
+    {
+        let block: Vec<u8> = (0..BIG).map(|i| (i * 31) as u8).collect();
+        let mut f = File::create(&path.0).expect("create the bench file");
+        for _ in 0..size / BIG {
+            std::io::Write::write_all(&mut f, &block).expect("write the bench file");
+        }
+        // No writeback may run while the reads are timed.
+        f.sync_all().expect("sync the bench file");
+    }
+    let f = File::open(&path.0).expect("open the bench file");
+    let f = &f;
+    let mut c = Compare::new("batch", "file", "naive");
+    c.variant("naive", move || {
+        let t = Instant::now();
+        let mut off = 0u64;
+        while off < size as u64 {
+            let mut buf = vec![0u8; CHUNK];
+            let n = f.read_at(&mut buf, off).unwrap_or(0);
+            black_box(&buf);
+            if n == 0 {
+                break;
+            }
+            off += n as u64;
+        }
+        t.elapsed()
+    });
+    let mut big = vec![0u8; BIG];
+    c.variant("ceiling", move || {
+        let t = Instant::now();
+        let mut off = 0u64;
+        while off < size as u64 {
+            let n = f.read_at(&mut big, off).unwrap_or(0);
+            black_box(&big);
+            if n == 0 {
+                break;
+            }
+            off += n as u64;
+        }
+        t.elapsed()
+    });
+    let geometry = Geometry::new(None, BIG, 1024).expect("valid geometry");
+    let mut reader =
+        Reader::<_, _, 256, 256>::with_window(FileBackend::new(f, geometry), vec![0u8; BIG]);
+    let mut buf = vec![0u8; BIG];
+    c.variant("read_iter", move || {
+        let t = Instant::now();
+        let mut ok = 0usize;
+        let mut off = 0u64;
+        while off < size as u64 {
+            let ops = buf
+                .chunks_mut(CHUNK)
+                .enumerate()
+                .map(|(i, b)| ReadOp::new(off + (i * CHUNK) as u64, b, i));
+            reader.read_iter(ops, |c| ok += c.ok_bytes());
+            black_box(&buf);
+            off += BIG as u64;
+        }
+        black_box(ok);
+        t.elapsed()
+    });
+    let src = vec![0x5au8; BIG];
+    let mut dst = vec![0u8; BIG];
+    c.variant("memcpy", move || {
+        let t = Instant::now();
+        for _ in 0..size / BIG {
+            dst.copy_from_slice(black_box(&src));
+            black_box(&mut dst);
+        }
+        t.elapsed()
+    });
+    let r = c.run(ctx.rounds(11, 3));
+    r.emit_time_ratio();
+    let memcpy = size as f64 / r.median("memcpy").as_secs_f64() / 1e9;
+    for v in ["naive", "ceiling", "read_iter"] {
+        let gbs = size as f64 / r.median(v).as_secs_f64() / 1e9;
+        row("batch", &format!("file.{v}.gb_per_s"), gbs, "GB/s");
+        row(
+            "batch",
+            &format!("file.{v}.memcpy_fraction"),
+            gbs / memcpy,
+            "fraction",
+        );
+    }
+    row(
+        "batch",
+        "file.read_iter.t_vs_ceiling",
+        r.ratio("read_iter") / r.ratio("ceiling"),
+        "x",
+    );
+    drop(path);
+}
