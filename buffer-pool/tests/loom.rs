@@ -10,12 +10,39 @@
 
 use buffer_pool::{Buffer, BufferPool, PoolMode};
 use loom::thread;
+use std::sync::Mutex;
+
+/// Records which outcomes the explored executions reached (outside loom's
+/// view, so it does not add interleavings): a model that never reaches both
+/// sides of its race proves nothing.
+struct Seen(Mutex<Vec<PoolMode>>);
+
+impl Seen {
+    const fn new() -> Self {
+        Self(Mutex::new(Vec::new()))
+    }
+
+    fn add(&self, mode: PoolMode) {
+        let mut seen = self.0.lock().unwrap();
+        if !seen.contains(&mode) {
+            seen.push(mode);
+        }
+    }
+
+    fn assert_all(&self, modes: &[PoolMode]) {
+        let seen = self.0.lock().unwrap();
+        for m in modes {
+            assert!(seen.contains(m), "no execution reached {m:?}: {seen:?}");
+        }
+    }
+}
 
 /// A slot freed on another thread while the producer reuses memory: the new
 /// message lands in the returned bytes only if the return is visible, and
 /// the consumer's reads are ordered before the producer's writes.
 #[test]
 fn slot_freed_on_another_thread_while_producer_reuses() {
+    static SEEN: Seen = Seen::new();
     loom::model(|| {
         let mut pool = BufferPool::new(4);
         pool.get_writable(4).copy_from_slice(&[1; 4]);
@@ -27,6 +54,7 @@ fn slot_freed_on_another_thread_while_producer_reuses() {
         pool.get_writable(4).copy_from_slice(&[2; 4]);
         let b = pool.get_data_owned();
         assert_eq!(b.is_pooled(), pool.mode() == PoolMode::Back);
+        SEEN.add(pool.mode());
         assert_eq!(b.as_ref(), &[2; 4]);
         consumer.join().unwrap();
         drop(b);
@@ -35,6 +63,7 @@ fn slot_freed_on_another_thread_while_producer_reuses() {
         assert!(pool.is_back_mode());
         assert!(pool.get_data_owned().is_pooled());
     });
+    SEEN.assert_all(&[PoolMode::Back, PoolMode::Alloc]);
 }
 
 /// Several slices dropped at once on different threads, racing with the
@@ -73,6 +102,7 @@ fn concurrent_drops_of_several_slices() {
 /// bytes nobody else is using.
 #[test]
 fn front_back_switch_racing_with_drops() {
+    static SEEN: Seen = Seen::new();
     loom::model(|| {
         let mut pool = BufferPool::new(6);
         let mut slices = Vec::new();
@@ -87,10 +117,12 @@ fn front_back_switch_racing_with_drops() {
         let t2 = thread::spawn(move || assert_eq!(oldest.as_ref(), &[0; 2]));
         pool.get_writable(2).copy_from_slice(&[9; 2]);
         let mode = pool.mode();
+        SEEN.add(mode);
         let m = pool.get_data_owned();
         assert_eq!(m.is_pooled(), mode != PoolMode::Alloc);
         assert_eq!((m.as_ref(), middle.as_ref()), (&[9; 2][..], &[1; 2][..]));
         t1.join().unwrap();
         t2.join().unwrap();
     });
+    SEEN.assert_all(&[PoolMode::Back, PoolMode::Front, PoolMode::Alloc]);
 }
