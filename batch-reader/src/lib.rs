@@ -25,3 +25,8 @@ pub use geometry::Geometry;
 pub use op::ReadOp;
 pub use policy::CoalescePolicy;
 pub use reader::{DEFAULT_FRAGMENTS, DEFAULT_WINDOW, Reader};
+
+/// The design notes of the workspace, whose examples run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/batch-reader.md")]
+pub struct DesignDoctests;
