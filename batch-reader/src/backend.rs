@@ -38,6 +38,43 @@ impl Report {
     }
 }
 
+/// One backend read of a contiguous range into several buffers, in order:
+/// `parts[0]` gets the first bytes, then `parts[1]`, and so on. The reader
+/// uses it for merged reads on backends that [scatter](ReadBackend::scatters),
+/// so the merged bytes land in the callers' buffers without a copy.
+///
+/// # Examples
+///
+/// ```
+/// use batch_reader::ScatterOp;
+///
+/// let (mut a, mut b) = ([0u8; 2], [0u8; 3]);
+/// let mut parts: [&mut [u8]; 2] = [&mut a, &mut b];
+/// let op = ScatterOp { addr: 8, parts: &mut parts, tag: 0 };
+/// assert_eq!(op.len(), 5);
+/// ```
+#[derive(Debug)]
+pub struct ScatterOp<'a, 'b> {
+    /// Where the read starts.
+    pub addr: u64,
+    /// Where the bytes go, in order.
+    pub parts: &'a mut [&'b mut [u8]],
+    /// The tag to report under.
+    pub tag: usize,
+}
+
+impl ScatterOp<'_, '_> {
+    /// Total length of the parts.
+    pub fn len(&self) -> usize {
+        self.parts.iter().map(|p| p.len()).sum()
+    }
+
+    /// Whether the op reads nothing.
+    pub fn is_empty(&self) -> bool {
+        self.parts.iter().all(|p| p.is_empty())
+    }
+}
+
 /// A source of bytes that reads a batch of ops per call.
 ///
 /// # Contract
@@ -103,6 +140,56 @@ pub trait ReadBackend {
     /// Performs a prefix of `ops`, reports each through `report`, and returns
     /// how many it performed.
     fn read_batch<R: FnMut(Report)>(&mut self, ops: &mut [ReadOp<'_>], report: R) -> usize;
+
+    /// Whether [`read_scattered`](ReadBackend::read_scattered) reads
+    /// straight into the parts (a vectored system call, a copy per part).
+    /// When it does, and the coalescing gap is 0, the reader sends merged
+    /// reads there instead of reading them into scratch space and copying.
+    /// The default is `false`.
+    fn scatters(&self) -> bool {
+        false
+    }
+
+    /// Like [`read_batch`](ReadBackend::read_batch), for ops whose bytes go
+    /// into several buffers: performs a prefix of `ops`, reports each exactly
+    /// once (`valid` counts bytes across the parts, in order) and returns how
+    /// many it performed. The same geometry applies to each op as a whole.
+    ///
+    /// The default reads each part with `read_batch`, stopping an op at its
+    /// first part that fails.
+    fn read_scattered<R: FnMut(Report)>(
+        &mut self,
+        ops: &mut [ScatterOp<'_, '_>],
+        mut report: R,
+    ) -> usize {
+        let n = ops.len().min(self.geometry().max_ops());
+        for op in &mut ops[..n] {
+            let mut addr = op.addr;
+            let mut valid = 0;
+            let mut error = None;
+            for part in op.parts.iter_mut() {
+                let len = part.len();
+                let mut one = [ReadOp::new(addr, part, 0)];
+                let mut got = None;
+                if self.read_batch(&mut one, |r| got = Some((r.valid, r.error))) == 0 {
+                    got = Some((0, Some(ReadErrorKind::Rejected)));
+                }
+                let (v, e) = got.unwrap_or((0, Some(ReadErrorKind::Incomplete)));
+                valid += v.min(len);
+                if v < len {
+                    error = Some(e.unwrap_or(ReadErrorKind::Incomplete));
+                    break;
+                }
+                addr = addr.wrapping_add(len as u64);
+            }
+            report(Report {
+                tag: op.tag,
+                valid,
+                error,
+            });
+        }
+        n
+    }
 }
 
 impl<B: ReadBackend + ?Sized> ReadBackend for &mut B {
@@ -114,5 +201,19 @@ impl<B: ReadBackend + ?Sized> ReadBackend for &mut B {
     #[inline]
     fn read_batch<R: FnMut(Report)>(&mut self, ops: &mut [ReadOp<'_>], report: R) -> usize {
         (**self).read_batch(ops, report)
+    }
+
+    #[inline]
+    fn scatters(&self) -> bool {
+        (**self).scatters()
+    }
+
+    #[inline]
+    fn read_scattered<R: FnMut(Report)>(
+        &mut self,
+        ops: &mut [ScatterOp<'_, '_>],
+        report: R,
+    ) -> usize {
+        (**self).read_scattered(ops, report)
     }
 }

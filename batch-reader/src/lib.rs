@@ -17,7 +17,7 @@ mod op;
 mod policy;
 mod reader;
 
-pub use backend::{ReadBackend, Report};
+pub use backend::{ReadBackend, Report, ScatterOp};
 pub use completion::{Completion, Fragment, ReadSummary, Segment, Segments};
 pub use counters::Counters;
 pub use error::{FaultMapError, GeometryError, ReadErrorKind};

@@ -5,7 +5,9 @@
 /// Two fragments, next to each other in submission order, merge when the
 /// second starts at or after the end of the first, at most `max_gap` bytes
 /// later. A merged read never exceeds the backend's `max_transfer` or the free
-/// scratch space, and never crosses a boundary. The gap bytes are read and
+/// scratch space (unless, with gap 0, the backend
+/// [scatters](crate::ReadBackend::scatters) it straight into the members'
+/// buffers), and never crosses a boundary. The gap bytes are read and
 /// thrown away (they count towards
 /// [`Counters::bytes_read`](crate::Counters::bytes_read)).
 ///

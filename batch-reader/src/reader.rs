@@ -6,7 +6,8 @@ use zerocopy::{FromBytes, IntoBytes};
 
 use crate::completion::FragRecord;
 use crate::{
-    CoalescePolicy, Completion, Counters, Geometry, ReadBackend, ReadErrorKind, ReadOp, ReadSummary,
+    CoalescePolicy, Completion, Counters, Geometry, ReadBackend, ReadErrorKind, ReadOp,
+    ReadSummary, ScatterOp,
 };
 
 /// Default number of ops in a [`read_iter`](Reader::read_iter) window.
@@ -14,13 +15,12 @@ pub const DEFAULT_WINDOW: usize = 16;
 /// Default number of fragments the reader tracks at once.
 pub const DEFAULT_FRAGMENTS: usize = 64;
 
-/// Plan entry marking a backend op that reads straight into a fragment.
-const DIRECT: usize = usize::MAX;
-
 /// The batching reader: every layer on top of one [`ReadBackend`].
 ///
 /// - `S` is the scratch space merged reads land in (`[u8; K]`, `&mut [u8]`,
-///   anything `AsMut<[u8]>`). Empty scratch turns merging off.
+///   anything `AsMut<[u8]>`). Empty scratch turns merging off, except on
+///   backends that [scatter](crate::ReadBackend::scatters) merged reads
+///   straight into the callers' buffers (with the default gap 0).
 /// - `N` is how many ops [`read_iter`](Reader::read_iter) takes from its
 ///   iterator per window.
 /// - `F` is how many fragments the reader tracks at once (the size of its
@@ -67,6 +67,18 @@ struct Slot<'w> {
     state: State,
 }
 
+/// How a backend op of a batch reaches the callers' buffers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Route {
+    /// One fragment, read straight into its buffer.
+    Direct,
+    /// Several fragments, read into scratch at this offset, then copied out.
+    Scratch(usize),
+    /// Several adjacent fragments, read straight into their buffers by a
+    /// scattering backend.
+    Scatter,
+}
+
 /// One backend op of the batch being built.
 #[derive(Debug, Clone, Copy)]
 struct Plan {
@@ -74,7 +86,7 @@ struct Plan {
     count: usize,
     addr: u64,
     span: usize,
-    scratch_off: usize,
+    route: Route,
     retry: bool,
     result: Option<(usize, Option<ReadErrorKind>)>,
 }
@@ -409,7 +421,13 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
     fn execute(&mut self, geometry: Geometry, slots: &mut [Slot<'_>], records: &mut [FragRecord]) {
         let scratch: &mut [u8] = self.scratch.as_mut();
         let max_gap = self.policy.max_gap();
-        let max_merge = geometry.max_transfer().min(scratch.len()) as u64;
+        // Scattering needs no scratch, but has nowhere to put gap bytes.
+        let scatter = max_gap == Some(0) && self.backend.scatters();
+        let max_merge = if scatter {
+            geometry.max_transfer() as u64
+        } else {
+            geometry.max_transfer().min(scratch.len()) as u64
+        };
         let mut first = 0;
         loop {
             while first < slots.len() && slots[first].state == State::Done {
@@ -433,7 +451,11 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
                 let mut end = start + s.buf.len() as u64;
                 let mut j = i + 1;
                 if let (State::Pending, Some(gap)) = (s.state, max_gap) {
-                    let room = max_merge.min((scratch.len() - scratch_used) as u64);
+                    let room = if scatter {
+                        max_merge
+                    } else {
+                        max_merge.min((scratch.len() - scratch_used) as u64)
+                    };
                     while let Some(t) = slots.get(j) {
                         if t.state != State::Pending || t.addr < end || t.addr - end > gap {
                             break;
@@ -448,17 +470,21 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
                 }
                 let entry = if j - i >= 2 {
                     let span = (end - start) as usize;
-                    let e = Plan {
+                    let route = if scatter {
+                        Route::Scatter
+                    } else {
+                        scratch_used += span;
+                        Route::Scratch(scratch_used - span)
+                    };
+                    Plan {
                         first: i,
                         count: j - i,
                         addr: start,
                         span,
-                        scratch_off: scratch_used,
+                        route,
                         retry: false,
                         result: None,
-                    };
-                    scratch_used += span;
-                    e
+                    }
                 } else {
                     j = i + 1;
                     Plan {
@@ -466,7 +492,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
                         count: 1,
                         addr: start,
                         span: s.buf.len(),
-                        scratch_off: DIRECT,
+                        route: Route::Direct,
                         retry: s.state == State::Retry,
                         result: None,
                     }
@@ -477,12 +503,51 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
             }
 
             // Hand the batch to the backend.
-            let accepted = {
+            let accepted = if scatter {
+                // Every planned slot's buffer, in plan order, then cut into
+                // one run of parts per backend op.
+                let mut parts: heapless::Vec<&mut [u8], F> = heapless::Vec::new();
+                let mut entry = 0;
+                for (index, s) in slots.iter_mut().enumerate() {
+                    while entry < plan.len() && plan[entry].first + plan[entry].count <= index {
+                        entry += 1;
+                    }
+                    match plan.get(entry) {
+                        Some(p) if index >= p.first => {
+                            let _ = parts.push(&mut *s.buf);
+                        }
+                        Some(_) => {}
+                        None => break,
+                    }
+                }
+                let mut rest: &mut [&mut [u8]] = &mut parts;
+                let mut batch: heapless::Vec<ScatterOp<'_, '_>, F> = heapless::Vec::new();
+                for (k, p) in plan.iter().enumerate() {
+                    if rest.len() < p.count {
+                        break;
+                    }
+                    let (head, tail) = mem::take(&mut rest).split_at_mut(p.count);
+                    rest = tail;
+                    let _ = batch.push(ScatterOp {
+                        addr: p.addr,
+                        parts: head,
+                        tag: k,
+                    });
+                }
+                let n = batch.len();
+                let accepted = self.backend.read_scattered(&mut batch, |r| {
+                    if let Some(p) = plan.get_mut(r.tag) {
+                        p.result = Some((r.valid, r.error));
+                    }
+                });
+                self.counters.backend_calls += 1;
+                accepted.min(n)
+            } else {
                 let mut batch: heapless::Vec<ReadOp<'_>, F> = heapless::Vec::new();
                 let mut scratch_rest: &mut [u8] = &mut scratch[..scratch_used];
                 let mut slot_iter = slots.iter_mut().enumerate();
                 for (k, p) in plan.iter().enumerate() {
-                    let buf = if p.scratch_off == DIRECT {
+                    let buf = if p.route == Route::Direct {
                         slot_iter
                             .by_ref()
                             .find(|(index, _)| *index == p.first)
@@ -524,7 +589,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
                 let (valid, error) = normalize(p.result, p.span);
                 self.counters.backend_ops += 1;
                 self.counters.bytes_read += p.span as u64;
-                if p.scratch_off == DIRECT {
+                if p.route == Route::Direct {
                     if p.retry {
                         self.counters.retried_ops += 1;
                     }
@@ -535,7 +600,10 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
                 }
                 self.counters.merged_reads += 1;
                 self.counters.merged_ops += p.count as u64;
-                let merged = &scratch[p.scratch_off..p.scratch_off + p.span];
+                let merged: &[u8] = match p.route {
+                    Route::Scratch(off) => &scratch[off..off + p.span],
+                    _ => &[],
+                };
                 for (s, r) in slots[p.first..p.first + p.count]
                     .iter_mut()
                     .zip(&mut records[p.first..p.first + p.count])
@@ -543,7 +611,9 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
                     let rel = (s.addr - p.addr) as usize;
                     let len = s.buf.len();
                     if rel + len <= valid {
-                        s.buf.copy_from_slice(&merged[rel..rel + len]);
+                        if let Some(bytes) = merged.get(rel..rel + len) {
+                            s.buf.copy_from_slice(bytes);
+                        }
                         s.state = State::Done;
                         r.valid = len;
                         r.error = None;

@@ -4,7 +4,7 @@
 mod common;
 
 use batch_reader::backends::FileBackend;
-use batch_reader::{Geometry, ReadErrorKind, ReadOp, Reader};
+use batch_reader::{CoalescePolicy, Geometry, ReadErrorKind, ReadOp, Reader};
 use common::{Collector, oracle};
 
 #[test]
@@ -23,33 +23,45 @@ fn file_reads_match_the_oracle() {
         (20_000, 8),
         (510, 4),
         (u64::MAX - 2, 8),
+        // Adjacent ops whose merged read runs past the end of the file.
+        (9_980, 10),
+        (9_990, 8),
+        (9_998, 6),
+        (10_004, 2),
     ];
-    let mut bufs: Vec<Vec<u8>> = spec.iter().map(|&(_, l)| vec![0u8; l]).collect();
-    let mut reader: Reader<_, _> = Reader::new(
-        FileBackend::new(std::fs::File::open(&path).unwrap(), g),
-        vec![0u8; 8192],
-    );
-    let mut ops: Vec<ReadOp<'_>> = bufs
-        .iter_mut()
-        .zip(&spec)
-        .enumerate()
-        .map(|(i, (b, &(a, _)))| ReadOp::new(a, b, i))
-        .collect();
-    let mut got = Collector::default();
-    reader.read_many(&mut ops, |c| got.push(&c));
-    drop(ops);
-    got.finish();
-    let mut naive = FileBackend::new(std::fs::File::open(&path).unwrap(), g);
-    for (i, &(addr, len)) in spec.iter().enumerate() {
-        let (want, _) = oracle(&mut naive, addr, &mut vec![0u8; len]);
-        assert_eq!(got.ops[i].1, want, "op {i}");
+    for gap in [0, 8] {
+        let mut bufs: Vec<Vec<u8>> = spec.iter().map(|&(_, l)| vec![0u8; l]).collect();
+        let mut reader: Reader<_, _> = Reader::new(
+            FileBackend::new(std::fs::File::open(&path).unwrap(), g),
+            vec![0u8; 8192],
+        );
+        // Gap 0: merged reads scatter with preadv; gap 8: through scratch.
+        reader.set_policy(CoalescePolicy::with_gap(gap));
+        let mut ops: Vec<ReadOp<'_>> = bufs
+            .iter_mut()
+            .zip(&spec)
+            .enumerate()
+            .map(|(i, (b, &(a, _)))| ReadOp::new(a, b, i))
+            .collect();
+        let mut got = Collector::default();
+        reader.read_many(&mut ops, |c| got.push(&c));
+        drop(ops);
+        got.finish();
+        let mut naive = FileBackend::new(std::fs::File::open(&path).unwrap(), g);
+        for (i, &(addr, len)) in spec.iter().enumerate() {
+            let (want, _) = oracle(&mut naive, addr, &mut vec![0u8; len]);
+            assert_eq!(got.ops[i].1, want, "op {i}");
+        }
+        assert_eq!(got.ops[3].1[1].result, Err(ReadErrorKind::OutOfBounds));
+        for (i, offset, bytes) in &got.ok_data {
+            let at = spec[*i].0 as usize + offset;
+            assert_eq!(bytes.as_slice(), &data[at..at + bytes.len()]);
+        }
+        // The first two ops are adjacent and merge; so do the last four, whose
+        // merged read fails at the end of the file, so the members are retried.
+        let c = reader.counters();
+        assert!(c.merged_ops >= 6, "{c:?}");
+        assert!(c.retried_ops >= 2, "{c:?}");
     }
-    assert_eq!(got.ops[3].1[1].result, Err(ReadErrorKind::OutOfBounds));
-    for (i, offset, bytes) in &got.ok_data {
-        let at = spec[*i].0 as usize + offset;
-        assert_eq!(bytes.as_slice(), &data[at..at + bytes.len()]);
-    }
-    // The first two ops are adjacent and merge.
-    assert!(reader.counters().merged_ops >= 2);
     std::fs::remove_file(&path).unwrap();
 }

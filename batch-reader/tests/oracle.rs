@@ -4,7 +4,7 @@
 mod common;
 
 use batch_reader::backends::MemoryBackend;
-use batch_reader::{CoalescePolicy, Geometry, ReadErrorKind, ReadOp, Reader};
+use batch_reader::{CoalescePolicy, Geometry, ReadBackend, ReadErrorKind, ReadOp, Reader, Report};
 use common::{Collector, Outcome, normalize, oracle};
 use proptest::prelude::*;
 
@@ -27,6 +27,24 @@ struct Case {
     gap: Option<u64>,
     scratch: usize,
     ops: Vec<(u64, usize)>,
+    /// 0: merged reads through scratch; 1: the backend scatters natively;
+    /// 2: the trait's default scattering on top of `read_batch`.
+    scatter: u8,
+}
+
+/// A backend that scatters with the trait's default `read_scattered`.
+struct DefaultScatter<'m>(MemoryBackend<'m>);
+
+impl ReadBackend for DefaultScatter<'_> {
+    fn geometry(&self) -> Geometry {
+        self.0.geometry()
+    }
+    fn read_batch<R: FnMut(Report)>(&mut self, ops: &mut [ReadOp<'_>], report: R) -> usize {
+        self.0.read_batch(ops, report)
+    }
+    fn scatters(&self) -> bool {
+        true
+    }
 }
 
 fn case() -> impl Strategy<Value = Case> {
@@ -42,6 +60,7 @@ fn case() -> impl Strategy<Value = Case> {
         prop_oneof![Just(None), Just(Some(0u64)), Just(Some(1)), Just(Some(8))],
         prop_oneof![Just(0usize), 1usize..40, 40usize..300],
         prop::collection::vec((0u8..4, addr, 0u64..10, 0usize..100), 0..30),
+        0u8..3,
     )
         .prop_map(
             |(
@@ -55,6 +74,7 @@ fn case() -> impl Strategy<Value = Case> {
                 gap,
                 scratch,
                 raw,
+                scatter,
             )| {
                 // Most ops follow the previous one closely, so that they can merge.
                 let mut ops: Vec<(u64, usize)> = Vec::new();
@@ -79,6 +99,7 @@ fn case() -> impl Strategy<Value = Case> {
                     gap,
                     scratch,
                     ops,
+                    scatter,
                 }
             },
         )
@@ -98,6 +119,7 @@ fn backend<'m>(c: &Case, mem: &'m [u8]) -> MemoryBackend<'m> {
     if let Some(a) = c.accept {
         b.set_accept_limit(a);
     }
+    b.set_scatter(c.scatter == 1);
     b
 }
 
@@ -158,7 +180,8 @@ fn check_counters(c: &Case, mem: &[u8], counters: batch_reader::Counters) {
             assert_eq!(counters.bytes_read, frag_bytes, "no gaps, no retries");
         }
     }
-    if c.gap.is_none() || c.scratch == 0 {
+    let scatters = c.scatter != 0 && c.gap == Some(0);
+    if c.gap.is_none() || (c.scratch == 0 && !scatters) {
         assert_eq!(counters.merged_ops, 0);
     }
 }
@@ -168,8 +191,16 @@ fn bufs_for(c: &Case) -> Vec<Vec<u8>> {
 }
 
 fn run_many<const N: usize, const F: usize>(c: &Case, mem: &[u8]) {
+    if c.scatter == 2 {
+        run_many_on::<_, N, F>(c, mem, DefaultScatter(backend(c, mem)));
+    } else {
+        run_many_on::<_, N, F>(c, mem, backend(c, mem));
+    }
+}
+
+fn run_many_on<B: ReadBackend, const N: usize, const F: usize>(c: &Case, mem: &[u8], b: B) {
     let mut bufs = bufs_for(c);
-    let mut reader = Reader::<_, _, N, F>::with_window(backend(c, mem), vec![0u8; c.scratch]);
+    let mut reader = Reader::<_, _, N, F>::with_window(b, vec![0u8; c.scratch]);
     reader.set_policy(policy(c));
     let mut ops: Vec<ReadOp<'_>> = bufs
         .iter_mut()
@@ -189,8 +220,16 @@ fn run_many<const N: usize, const F: usize>(c: &Case, mem: &[u8]) {
 }
 
 fn run_iter<const N: usize, const F: usize>(c: &Case, mem: &[u8]) {
+    if c.scatter == 2 {
+        run_iter_on::<_, N, F>(c, mem, DefaultScatter(backend(c, mem)));
+    } else {
+        run_iter_on::<_, N, F>(c, mem, backend(c, mem));
+    }
+}
+
+fn run_iter_on<B: ReadBackend, const N: usize, const F: usize>(c: &Case, mem: &[u8], b: B) {
     let mut bufs = bufs_for(c);
-    let mut reader = Reader::<_, _, N, F>::with_window(backend(c, mem), vec![0u8; c.scratch]);
+    let mut reader = Reader::<_, _, N, F>::with_window(b, vec![0u8; c.scratch]);
     reader.set_policy(policy(c));
     let ops = bufs
         .iter_mut()

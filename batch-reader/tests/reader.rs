@@ -380,3 +380,74 @@ fn read_val_reads_zerocopy_types() {
     r.backend_mut().clear_faults();
     assert_eq!(r.read_val::<Header>(60), Err(ReadErrorKind::OutOfBounds));
 }
+
+#[test]
+fn scattering_backends_merge_without_scratch() {
+    let mem = memory();
+    let spec = [(0u64, 8usize), (8, 8), (16, 8), (24, 8)];
+    let mut bufs = [[0u8; 8]; 4];
+    let mut ops: Vec<ReadOp<'_>> = bufs
+        .iter_mut()
+        .zip(&spec)
+        .enumerate()
+        .map(|(i, (b, &(a, _)))| ReadOp::new(a, b, i))
+        .collect();
+    // No scratch at all: the merged read lands in the four buffers directly.
+    let mut r = Reader::new(
+        MemoryBackend::new(&mem, geometry(Some(64), 64, 16)),
+        [0u8; 0],
+    );
+    r.backend_mut()
+        .inject_fault(20..22, ReadErrorKind::Io)
+        .unwrap();
+    let mut out = Vec::new();
+    r.read_many(&mut ops, |c| {
+        out.push((c.tag(), c.segments().collect::<Vec<_>>()))
+    });
+    drop(ops);
+    assert_eq!(
+        out,
+        vec![
+            (0, vec![ok(0, 8)]),
+            (1, vec![ok(0, 8)]),
+            (2, vec![ok(0, 4), failed(4, 4, ReadErrorKind::Io)]),
+            (3, vec![ok(0, 8)]),
+        ]
+    );
+    assert_eq!(&bufs[1], &mem[8..16]);
+    assert_eq!(&bufs[3], &mem[24..32]);
+    let c = r.counters();
+    assert_eq!(
+        (
+            c.backend_calls,
+            c.backend_ops,
+            c.merged_reads,
+            c.merged_ops,
+            c.retried_ops
+        ),
+        (2, 3, 1, 4, 2)
+    );
+    // The same backend told not to scatter, still without scratch: no merging.
+    let mut bufs = [[0u8; 8]; 4];
+    let mut ops: Vec<ReadOp<'_>> = bufs
+        .iter_mut()
+        .zip(&spec)
+        .enumerate()
+        .map(|(i, (b, &(a, _)))| ReadOp::new(a, b, i))
+        .collect();
+    let mut r = Reader::new(
+        MemoryBackend::new(&mem, geometry(Some(64), 64, 16)),
+        [0u8; 0],
+    );
+    r.backend_mut().set_scatter(false);
+    r.read_many(&mut ops, |c| assert!(c.is_ok()));
+    assert_eq!((r.counters().backend_ops, r.counters().merged_ops), (4, 0));
+    // A gap needs scratch for the gap bytes: scattering is not used.
+    let mut r = Reader::new(
+        MemoryBackend::new(&mem, geometry(Some(64), 64, 16)),
+        [0u8; 0],
+    );
+    r.set_policy(CoalescePolicy::with_gap(4));
+    r.read_many(&mut ops, |c| assert!(c.is_ok()));
+    assert_eq!(r.counters().merged_ops, 0);
+}

@@ -5,13 +5,16 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 
+#[cfg(target_os = "linux")]
+use crate::ScatterOp;
 use crate::{Geometry, ReadBackend, ReadErrorKind, ReadOp, Report};
 
 /// Reads a file (owned, `File`, or borrowed, `&File`) with `read_at`: no
 /// seeking, no shared file position, so several backends may share a file.
 ///
 /// Each op is one `read_at` loop (continued after short reads and
-/// interruptions). Reading past the end of the file fails with
+/// interruptions). On Linux, merged reads are scattered straight into the
+/// callers' buffers with `preadv`. Reading past the end of the file fails with
 /// [`OutOfBounds`](ReadErrorKind::OutOfBounds).
 ///
 /// # Examples
@@ -64,6 +67,70 @@ impl<F: Borrow<File>> FileBackend<F> {
         }
         (done, None)
     }
+
+    /// Reads consecutive bytes from `addr` into `parts` with `preadv`,
+    /// continued after short reads.
+    #[cfg(target_os = "linux")]
+    fn read_parts(&self, addr: u64, parts: &mut [&mut [u8]]) -> (usize, Option<ReadErrorKind>) {
+        use std::os::fd::AsRawFd;
+        /// iovecs per `preadv` call.
+        const CHUNK: usize = 64;
+        let fd = self.file.borrow().as_raw_fd();
+        let total: usize = parts.iter().map(|p| p.len()).sum();
+        let mut done = 0usize;
+        // The next byte to fill: `parts[first][skip]`.
+        let (mut first, mut skip) = (0usize, 0usize);
+        while done < total {
+            let Some(at) = addr.checked_add(done as u64) else {
+                return (done, Some(ReadErrorKind::AddressOverflow));
+            };
+            let Ok(at) = libc::off_t::try_from(at) else {
+                return (done, Some(ReadErrorKind::OutOfBounds));
+            };
+            let mut iov: heapless::Vec<libc::iovec, CHUNK> = heapless::Vec::new();
+            for (k, part) in parts[first..].iter_mut().take(CHUNK).enumerate() {
+                let tail = &mut part[if k == 0 { skip } else { 0 }..];
+                let _ = iov.push(libc::iovec {
+                    iov_base: tail.as_mut_ptr().cast(),
+                    iov_len: tail.len(),
+                });
+            }
+            // SAFETY: each iovec describes the unfilled tail of a distinct
+            // part, a live `&mut [u8]` borrowed mutably for this whole
+            // function, with exactly `iov_len` bytes; `iov.len()` entries, at
+            // most CHUNK, are passed. `fd` is the open file we borrow.
+            let r = unsafe { libc::preadv(fd, iov.as_ptr(), iov.len() as libc::c_int, at) };
+            if r < 0 {
+                let e = io::Error::last_os_error();
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return (done, Some(kind_of(&e)));
+            }
+            if r == 0 {
+                return (done, Some(ReadErrorKind::OutOfBounds));
+            }
+            let mut left = r as usize;
+            done += left;
+            while left > 0 && first < parts.len() {
+                let rest = parts[first].len() - skip;
+                if left >= rest {
+                    left -= rest;
+                    first += 1;
+                    skip = 0;
+                } else {
+                    skip += left;
+                    left = 0;
+                }
+            }
+            // Skip empty parts so the next call starts at a real byte.
+            while first < parts.len() && parts[first].len() == skip {
+                first += 1;
+                skip = 0;
+            }
+        }
+        (done, None)
+    }
 }
 
 /// The [`ReadErrorKind`] of an I/O error.
@@ -87,6 +154,29 @@ impl<F: Borrow<File>> ReadBackend for FileBackend<F> {
         let n = ops.len().min(self.geometry.max_ops());
         for op in &mut ops[..n] {
             let (valid, error) = self.read_one(op.addr, op.buf);
+            report(Report {
+                tag: op.tag,
+                valid,
+                error,
+            });
+        }
+        n
+    }
+
+    #[cfg(target_os = "linux")]
+    fn scatters(&self) -> bool {
+        true
+    }
+
+    #[cfg(target_os = "linux")]
+    fn read_scattered<R: FnMut(Report)>(
+        &mut self,
+        ops: &mut [ScatterOp<'_, '_>],
+        mut report: R,
+    ) -> usize {
+        let n = ops.len().min(self.geometry.max_ops());
+        for op in &mut ops[..n] {
+            let (valid, error) = self.read_parts(op.addr, op.parts);
             report(Report {
                 tag: op.tag,
                 valid,

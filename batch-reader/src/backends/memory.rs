@@ -2,7 +2,7 @@
 
 use core::ops::Range;
 
-use crate::{FaultMapError, Geometry, ReadBackend, ReadErrorKind, ReadOp, Report};
+use crate::{FaultMapError, Geometry, ReadBackend, ReadErrorKind, ReadOp, Report, ScatterOp};
 
 /// A range of addresses that fails with `kind`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,7 +21,10 @@ pub struct Fault {
 /// or inside any larger read, as the [`ReadBackend`] contract asks.
 ///
 /// [`set_accept_limit`](MemoryBackend::set_accept_limit) makes it accept fewer
-/// ops per call than its geometry says, to exercise backpressure.
+/// ops per call than its geometry says, to exercise backpressure. It
+/// [scatters](ReadBackend::scatters) merged reads straight into the callers'
+/// buffers unless [`set_scatter(false)`](MemoryBackend::set_scatter) sends
+/// them through the reader's scratch space instead.
 ///
 /// # Examples
 ///
@@ -45,6 +48,7 @@ pub struct MemoryBackend<'m, const K: usize = 8> {
     geometry: Geometry,
     faults: heapless::Vec<Fault, K>,
     accept_limit: usize,
+    scatter: bool,
 }
 
 impl<'m> MemoryBackend<'m> {
@@ -82,6 +86,7 @@ impl<'m, const K: usize> MemoryBackend<'m, K> {
             geometry,
             faults: heapless::Vec::new(),
             accept_limit: usize::MAX,
+            scatter: true,
         }
     }
 
@@ -115,10 +120,15 @@ impl<'m, const K: usize> MemoryBackend<'m, K> {
         self.accept_limit = limit;
     }
 
-    /// Reads `buf.len()` bytes at `addr`: how many were read, and why the
-    /// rest failed.
-    fn read_one(&self, addr: u64, buf: &mut [u8]) -> (usize, Option<ReadErrorKind>) {
-        let want = buf.len();
+    /// Whether merged reads are scattered straight into the callers'
+    /// buffers (the default) or read through the reader's scratch space.
+    pub fn set_scatter(&mut self, scatter: bool) {
+        self.scatter = scatter;
+    }
+
+    /// For a read of `want` bytes at `addr`: how many can be read, why the
+    /// rest cannot, and where the readable bytes start in `mem`.
+    fn limit(&self, addr: u64, want: usize) -> (usize, Option<ReadErrorKind>, usize) {
         let offset = addr.wrapping_sub(self.base);
         let available = if addr < self.base || offset >= self.mem.len() as u64 {
             0
@@ -140,8 +150,14 @@ impl<'m, const K: usize> MemoryBackend<'m, K> {
                 }
             }
         }
+        (valid, error, offset as usize)
+    }
+
+    /// Reads `buf.len()` bytes at `addr`: how many were read, and why the
+    /// rest failed.
+    fn read_one(&self, addr: u64, buf: &mut [u8]) -> (usize, Option<ReadErrorKind>) {
+        let (valid, error, start) = self.limit(addr, buf.len());
         if valid > 0 {
-            let start = offset as usize;
             buf[..valid].copy_from_slice(&self.mem[start..start + valid]);
         }
         (valid, error)
@@ -161,6 +177,41 @@ impl<const K: usize> ReadBackend for MemoryBackend<'_, K> {
             .min(self.accept_limit);
         for op in &mut ops[..n] {
             let (valid, error) = self.read_one(op.addr, op.buf);
+            report(Report {
+                tag: op.tag,
+                valid,
+                error,
+            });
+        }
+        n
+    }
+
+    fn scatters(&self) -> bool {
+        self.scatter
+    }
+
+    fn read_scattered<R: FnMut(Report)>(
+        &mut self,
+        ops: &mut [ScatterOp<'_, '_>],
+        mut report: R,
+    ) -> usize {
+        let n = ops
+            .len()
+            .min(self.geometry.max_ops())
+            .min(self.accept_limit);
+        for op in &mut ops[..n] {
+            let (valid, error, start) = self.limit(op.addr, op.len());
+            let mut src = &self.mem[start.min(self.mem.len())..];
+            let mut left = valid;
+            for part in op.parts.iter_mut() {
+                let k = left.min(part.len());
+                if k == 0 {
+                    break;
+                }
+                part[..k].copy_from_slice(&src[..k]);
+                src = &src[k..];
+                left -= k;
+            }
             report(Report {
                 tag: op.tag,
                 valid,

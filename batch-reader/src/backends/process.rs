@@ -3,13 +3,14 @@
 use core::ffi::c_void;
 use std::io;
 
-use crate::{Geometry, ReadBackend, ReadErrorKind, ReadOp, Report};
+use crate::{Geometry, ReadBackend, ReadErrorKind, ReadOp, Report, ScatterOp};
 
 /// The most iovecs one `process_vm_readv` takes (Linux's `IOV_MAX`).
 pub const IOV_MAX: usize = 1024;
 
 /// Reads another process's memory with `process_vm_readv`: one system call
-/// per batch, one iovec per op.
+/// per batch, one remote iovec per op. Merged reads are scattered straight
+/// into the callers' buffers (one local iovec per member).
 ///
 /// Its geometry splits reads at page boundaries, so each op lies within one
 /// page and an unmapped page fails only the ops on it. The kernel stops a
@@ -69,6 +70,82 @@ const FALLBACK: Geometry = match Geometry::new(Some(4096), 4096, IOV_MAX) {
     Err(_) => panic!("4096 is a power of two"),
 };
 
+impl ProcessBackend {
+    /// Runs `process_vm_readv` over the ops described by `remote` (one iovec
+    /// each), whose bytes go to `local` from index `first_part[i]` on, until
+    /// every op is reported. Each unreadable op costs one more call.
+    fn transfer<R: FnMut(Report)>(
+        &self,
+        local: &[libc::iovec],
+        remote: &[libc::iovec],
+        first_part: &[usize],
+        tags: &[usize],
+        report: &mut R,
+    ) {
+        let n = remote.len();
+        let mut i = 0;
+        while i < n {
+            let Some(local_rest) = local.get(first_part[i]..) else {
+                return;
+            };
+            // SAFETY: every local iovec describes a distinct part of a live
+            // `&mut [u8]` borrowed mutably by the caller for this whole call,
+            // with exactly `iov_len` bytes; both counts are the lengths of the
+            // slices passed and at most IOV_MAX. The remote iovecs are only
+            // addresses in the other process, which the kernel checks.
+            let r = unsafe {
+                libc::process_vm_readv(
+                    self.pid,
+                    local_rest.as_ptr(),
+                    local_rest.len() as libc::c_ulong,
+                    remote[i..].as_ptr(),
+                    (n - i) as libc::c_ulong,
+                    0,
+                )
+            };
+            if r < 0 {
+                match io::Error::last_os_error().raw_os_error() {
+                    Some(libc::EINTR) => continue,
+                    Some(libc::EFAULT) => {
+                        // The first remote iovec is unreadable.
+                        report(Report::failed(tags[i], 0, ReadErrorKind::Unmapped));
+                        i += 1;
+                    }
+                    Some(libc::ENOMEM) | Some(libc::EINVAL) => {
+                        report(Report::failed(tags[i], 0, ReadErrorKind::Other));
+                        i += 1;
+                    }
+                    code => {
+                        // The process is gone or not ours to read: nothing
+                        // will succeed.
+                        let kind = match code {
+                            Some(libc::EPERM) => ReadErrorKind::PermissionDenied,
+                            Some(libc::ESRCH) => ReadErrorKind::Unmapped,
+                            _ => ReadErrorKind::Io,
+                        };
+                        for &tag in &tags[i..] {
+                            report(Report::failed(tag, 0, kind));
+                        }
+                        return;
+                    }
+                }
+                continue;
+            }
+            let mut left = r as usize;
+            while i < n && left >= remote[i].iov_len {
+                left -= remote[i].iov_len;
+                report(Report::ok(tags[i], remote[i].iov_len));
+                i += 1;
+            }
+            if i < n {
+                // The kernel stopped inside or at the start of op `i`.
+                report(Report::failed(tags[i], left, ReadErrorKind::Unmapped));
+                i += 1;
+            }
+        }
+    }
+}
+
 impl ReadBackend for ProcessBackend {
     #[inline]
     fn geometry(&self) -> Geometry {
@@ -77,12 +154,13 @@ impl ReadBackend for ProcessBackend {
 
     fn read_batch<R: FnMut(Report)>(&mut self, ops: &mut [ReadOp<'_>], mut report: R) -> usize {
         let n = ops.len().min(IOV_MAX);
-        let ops = &mut ops[..n];
         let mut local: heapless::Vec<libc::iovec, IOV_MAX> = heapless::Vec::new();
         let mut remote: heapless::Vec<libc::iovec, IOV_MAX> = heapless::Vec::new();
-        for op in ops.iter_mut() {
+        let mut first_part: heapless::Vec<usize, IOV_MAX> = heapless::Vec::new();
+        let mut tags: heapless::Vec<usize, IOV_MAX> = heapless::Vec::new();
+        for (i, op) in ops[..n].iter_mut().enumerate() {
             let len = op.buf.len();
-            // Cannot fail: at most IOV_MAX ops.
+            // None of these can fail: at most IOV_MAX ops.
             let _ = local.push(libc::iovec {
                 iov_base: op.buf.as_mut_ptr().cast::<c_void>(),
                 iov_len: len,
@@ -91,68 +169,55 @@ impl ReadBackend for ProcessBackend {
                 iov_base: op.addr as usize as *mut c_void,
                 iov_len: len,
             });
+            let _ = first_part.push(i);
+            let _ = tags.push(op.tag);
         }
-        let mut i = 0;
-        while i < n {
-            let count = n - i;
-            // SAFETY: `local[i..]` describes the buffers of `ops[i..]`, each a
-            // live `&mut [u8]` of exactly `iov_len` bytes, borrowed mutably for
-            // this whole function, so the kernel may write them; `count` is
-            // the length of both iovec slices and at most IOV_MAX. The remote
-            // iovecs are only addresses in the other process, which the kernel
-            // checks and reports on.
-            let r = unsafe {
-                libc::process_vm_readv(
-                    self.pid,
-                    local[i..].as_ptr(),
-                    count as libc::c_ulong,
-                    remote[i..].as_ptr(),
-                    count as libc::c_ulong,
-                    0,
-                )
-            };
-            if r < 0 {
-                let err = io::Error::last_os_error();
-                match err.raw_os_error() {
-                    Some(libc::EINTR) => continue,
-                    Some(libc::EFAULT) => {
-                        // The first remote iovec is unreadable.
-                        report(Report::failed(ops[i].tag, 0, ReadErrorKind::Unmapped));
-                        i += 1;
-                    }
-                    Some(libc::ENOMEM) | Some(libc::EINVAL) => {
-                        report(Report::failed(ops[i].tag, 0, ReadErrorKind::Other));
-                        i += 1;
-                    }
-                    code => {
-                        // The process is gone or not ours to read: nothing will succeed.
-                        let kind = match code {
-                            Some(libc::EPERM) => ReadErrorKind::PermissionDenied,
-                            Some(libc::ESRCH) => ReadErrorKind::Unmapped,
-                            _ => ReadErrorKind::Io,
-                        };
-                        for op in &ops[i..] {
-                            report(Report::failed(op.tag, 0, kind));
-                        }
-                        return n;
-                    }
-                }
-                continue;
+        self.transfer(&local, &remote, &first_part, &tags, &mut report);
+        n
+    }
+
+    fn scatters(&self) -> bool {
+        true
+    }
+
+    fn read_scattered<R: FnMut(Report)>(
+        &mut self,
+        ops: &mut [ScatterOp<'_, '_>],
+        mut report: R,
+    ) -> usize {
+        let mut local: heapless::Vec<libc::iovec, IOV_MAX> = heapless::Vec::new();
+        let mut remote: heapless::Vec<libc::iovec, IOV_MAX> = heapless::Vec::new();
+        let mut first_part: heapless::Vec<usize, IOV_MAX> = heapless::Vec::new();
+        let mut tags: heapless::Vec<usize, IOV_MAX> = heapless::Vec::new();
+        let mut n = 0;
+        for op in ops.iter_mut() {
+            if remote.is_full() || local.len() + op.parts.len() > IOV_MAX {
+                break;
             }
-            let mut left = r as usize;
-            let before = i;
-            while i < n && left >= ops[i].buf.len() {
-                left -= ops[i].buf.len();
-                report(Report::ok(ops[i].tag, ops[i].buf.len()));
-                i += 1;
+            let _ = first_part.push(local.len());
+            let mut len = 0;
+            for part in op.parts.iter_mut() {
+                len += part.len();
+                let _ = local.push(libc::iovec {
+                    iov_base: part.as_mut_ptr().cast::<c_void>(),
+                    iov_len: part.len(),
+                });
             }
-            if i < n {
-                // The kernel stopped inside or at the start of op `i`.
-                report(Report::failed(ops[i].tag, left, ReadErrorKind::Unmapped));
-                i += 1;
-            }
-            debug_assert!(i > before);
+            let _ = remote.push(libc::iovec {
+                iov_base: op.addr as usize as *mut c_void,
+                iov_len: len,
+            });
+            let _ = tags.push(op.tag);
+            n += 1;
         }
+        if n == 0 {
+            if let Some(op) = ops.first() {
+                // More parts than one call can carry.
+                report(Report::failed(op.tag, 0, ReadErrorKind::Other));
+                return 1;
+            }
+        }
+        self.transfer(&local, &remote, &first_part, &tags, &mut report);
         n
     }
 }
