@@ -31,6 +31,18 @@ use zerocopy::{FromBytes, IntoBytes};
 /// fn is_sync<S: Sync>() {}
 /// is_sync::<uring_queue::Consumer<'static, u8>>();
 /// ```
+// Aligned like the index lines: the half's private, constantly written state
+// (its index and cached copy) then never shares a cache line with the other
+// half, wherever the caller puts the two (side by side in one struct, in
+// closures boxed one after the other, as thread spawns do).
+#[cfg_attr(any(target_arch = "x86_64", target_arch = "aarch64"), repr(align(128)))]
+#[cfg_attr(
+    all(
+        target_pointer_width = "64",
+        not(any(target_arch = "x86_64", target_arch = "aarch64"))
+    ),
+    repr(align(64))
+)]
 pub struct Consumer<'a, T> {
     raw: RawRing<T>,
     head: u32,
