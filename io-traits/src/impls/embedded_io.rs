@@ -53,29 +53,7 @@ pub struct FromEmbeddedIo<T: ?Sized> {
     inner: T,
 }
 
-impl<T> FromEmbeddedIo<T> {
-    /// Wraps `inner`.
-    pub const fn new(inner: T) -> Self {
-        Self { inner }
-    }
-
-    /// Unwraps the writer.
-    pub fn into_inner(self) -> T {
-        self.inner
-    }
-}
-
-impl<T: ?Sized> FromEmbeddedIo<T> {
-    /// The wrapped writer.
-    pub fn inner(&self) -> &T {
-        &self.inner
-    }
-
-    /// The wrapped writer, mutably.
-    pub fn inner_mut(&mut self) -> &mut T {
-        &mut self.inner
-    }
-}
+adapter_accessors!(FromEmbeddedIo);
 
 impl<T: embedded_io::Write + ?Sized> Write for FromEmbeddedIo<T> {
     fn write(&mut self, buf: &[u8]) -> Result<usize, WriteError> {
@@ -120,29 +98,7 @@ pub struct ToEmbeddedIo<T: ?Sized> {
     inner: T,
 }
 
-impl<T> ToEmbeddedIo<T> {
-    /// Wraps `inner`.
-    pub const fn new(inner: T) -> Self {
-        Self { inner }
-    }
-
-    /// Unwraps the writer.
-    pub fn into_inner(self) -> T {
-        self.inner
-    }
-}
-
-impl<T: ?Sized> ToEmbeddedIo<T> {
-    /// The wrapped writer.
-    pub fn inner(&self) -> &T {
-        &self.inner
-    }
-
-    /// The wrapped writer, mutably.
-    pub fn inner_mut(&mut self) -> &mut T {
-        &mut self.inner
-    }
-}
+adapter_accessors!(ToEmbeddedIo);
 
 impl<T: ?Sized> embedded_io::ErrorType for ToEmbeddedIo<T> {
     type Error = WriteError;

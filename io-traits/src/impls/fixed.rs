@@ -111,27 +111,7 @@ impl<const N: usize> Buffer for FixedBuffer<N> {
         core::mem::take(&mut self.inner)
     }
 
-    fn get_data_by_ref(&mut self, len: usize) -> &mut [u8] {
-        let n = len.min(self.inner.len());
-        &mut self.inner[..n]
-    }
-
-    fn get_data_by_ref_(&self, len: usize) -> &[u8] {
-        let n = len.min(self.inner.len());
-        &self.inner[..n]
-    }
-
-    fn len(&self) -> usize {
-        self.inner.len()
-    }
-
-    fn danger_set_start(&mut self, index: usize) {
-        self.start = index;
-    }
-
-    fn is_droppable(&self) -> bool {
-        true
-    }
+    pending_view!();
 }
 
 /// The pending message from the start set by

@@ -1,5 +1,64 @@
 //! Implementations, one file per type or bridge.
 
+/// The constructor and accessors every adapter has.
+#[cfg(any(feature = "std", feature = "embedded-io"))]
+macro_rules! adapter_accessors {
+    ($name:ident) => {
+        impl<T> $name<T> {
+            /// Wraps `inner`.
+            pub const fn new(inner: T) -> Self {
+                Self { inner }
+            }
+
+            /// Unwraps the writer.
+            pub fn into_inner(self) -> T {
+                self.inner
+            }
+        }
+
+        impl<T: ?Sized> $name<T> {
+            /// The wrapped writer.
+            pub fn inner(&self) -> &T {
+                &self.inner
+            }
+
+            /// The wrapped writer, mutably.
+            pub fn inner_mut(&mut self) -> &mut T {
+                &mut self.inner
+            }
+        }
+    };
+}
+
+/// The methods of [`Buffer`](crate::Buffer) that only read or set the view,
+/// for buffers that keep the pending message in a byte vector
+/// field `inner` and the view's start in `start`.
+macro_rules! pending_view {
+    () => {
+        fn get_data_by_ref(&mut self, len: usize) -> &mut [u8] {
+            let n = len.min(self.inner.len());
+            &mut self.inner[..n]
+        }
+
+        fn get_data_by_ref_(&self, len: usize) -> &[u8] {
+            let n = len.min(self.inner.len());
+            &self.inner[..n]
+        }
+
+        fn len(&self) -> usize {
+            self.inner.len()
+        }
+
+        fn danger_set_start(&mut self, index: usize) {
+            self.start = index;
+        }
+
+        fn is_droppable(&self) -> bool {
+            true
+        }
+    };
+}
+
 #[cfg(feature = "embedded-io")]
 pub(crate) mod embedded_io;
 pub(crate) mod fixed;

@@ -53,29 +53,7 @@ pub struct FromStd<T: ?Sized> {
     inner: T,
 }
 
-impl<T> FromStd<T> {
-    /// Wraps `inner`.
-    pub const fn new(inner: T) -> Self {
-        Self { inner }
-    }
-
-    /// Unwraps the writer.
-    pub fn into_inner(self) -> T {
-        self.inner
-    }
-}
-
-impl<T: ?Sized> FromStd<T> {
-    /// The wrapped writer.
-    pub fn inner(&self) -> &T {
-        &self.inner
-    }
-
-    /// The wrapped writer, mutably.
-    pub fn inner_mut(&mut self) -> &mut T {
-        &mut self.inner
-    }
-}
+adapter_accessors!(FromStd);
 
 impl<T: io::Write + ?Sized> Write for FromStd<T> {
     fn write(&mut self, buf: &[u8]) -> Result<usize, WriteError> {
@@ -108,29 +86,7 @@ pub struct ToStd<T: ?Sized> {
     inner: T,
 }
 
-impl<T> ToStd<T> {
-    /// Wraps `inner`.
-    pub const fn new(inner: T) -> Self {
-        Self { inner }
-    }
-
-    /// Unwraps the writer.
-    pub fn into_inner(self) -> T {
-        self.inner
-    }
-}
-
-impl<T: ?Sized> ToStd<T> {
-    /// The wrapped writer.
-    pub fn inner(&self) -> &T {
-        &self.inner
-    }
-
-    /// The wrapped writer, mutably.
-    pub fn inner_mut(&mut self) -> &mut T {
-        &mut self.inner
-    }
-}
+adapter_accessors!(ToStd);
 
 impl<T: Write + ?Sized> io::Write for ToStd<T> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {

@@ -78,27 +78,7 @@ impl Buffer for BufferFromSystemMemory {
         core::mem::replace(&mut self.inner, Vec::with_capacity(self.capacity))
     }
 
-    fn get_data_by_ref(&mut self, len: usize) -> &mut [u8] {
-        let n = len.min(self.inner.len());
-        &mut self.inner[..n]
-    }
-
-    fn get_data_by_ref_(&self, len: usize) -> &[u8] {
-        let n = len.min(self.inner.len());
-        &self.inner[..n]
-    }
-
-    fn len(&self) -> usize {
-        self.inner.len()
-    }
-
-    fn danger_set_start(&mut self, index: usize) {
-        self.start = index;
-    }
-
-    fn is_droppable(&self) -> bool {
-        true
-    }
+    pending_view!();
 }
 
 /// The pending message from the start set by
