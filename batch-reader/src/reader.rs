@@ -440,6 +440,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
             // Plan one batch: which slots go together into which backend op.
             let mut plan: heapless::Vec<Plan, F> = heapless::Vec::new();
             let mut scratch_used = 0usize;
+            let mut any_scatter = false;
             let mut i = first;
             while i < slots.len() && plan.len() < geometry.max_ops() {
                 let s = &slots[i];
@@ -471,6 +472,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
                 let entry = if j - i >= 2 {
                     let span = (end - start) as usize;
                     let route = if scatter {
+                        any_scatter = true;
                         Route::Scatter
                     } else {
                         scratch_used += span;
@@ -502,8 +504,9 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
                 i = j;
             }
 
-            // Hand the batch to the backend.
-            let accepted = if scatter {
+            // Hand the batch to the backend: as scatter ops if any merged
+            // read scatters, else as plain ops.
+            let accepted = if any_scatter {
                 // Every planned slot's buffer, in plan order, then cut into
                 // one run of parts per backend op.
                 let mut parts: heapless::Vec<&mut [u8], F> = heapless::Vec::new();

@@ -47,9 +47,9 @@ impl Lcg {
 
 #[inline(never)]
 fn bare_read(mem: &[u8], addr: usize) -> u64 {
-    match mem.get(addr..addr + 8) {
-        Some(b) => u64::from_ne_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]),
-        None => 0,
+    match mem.get(addr..addr + 8).map(<[u8; 8]>::try_from) {
+        Some(Ok(b)) => u64::from_ne_bytes(b),
+        _ => 0,
     }
 }
 
@@ -134,11 +134,10 @@ fn seed(ctx: &Ctx) {
                 })
             };
             reader.read_many(&mut ops[..chunk.len()], |done| {
-                if done.is_ok() {
-                    let d = done.data();
-                    sum = sum.wrapping_add(u64::from_ne_bytes([
-                        d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7],
-                    ]));
+                if let Ok(v) = <[u8; 8]>::try_from(done.data()) {
+                    if done.is_ok() {
+                        sum = sum.wrapping_add(u64::from_ne_bytes(v));
+                    }
                 }
             });
         }
