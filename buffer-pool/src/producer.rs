@@ -27,7 +27,11 @@ enum Location {
 }
 
 /// The writing side of a pool.
+///
+/// `repr(C)` with the two fields of the fast path first, on a cache line of
+/// their own start, so every pool's hot loop sees the same layout.
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub(crate) struct Producer<M: SlotMap> {
     /// Where the next appended byte goes: in pool memory, or in `heap`'s
     /// buffer for a message in system memory. `base` when idle.
