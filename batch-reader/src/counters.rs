@@ -46,6 +46,19 @@ pub struct Counters {
 }
 
 impl Counters {
+    /// Adds `other` to these totals.
+    pub(crate) fn add(&mut self, other: &Counters) {
+        self.backend_calls += other.backend_calls;
+        self.ops += other.ops;
+        self.fragments += other.fragments;
+        self.backend_ops += other.backend_ops;
+        self.merged_reads += other.merged_reads;
+        self.merged_ops += other.merged_ops;
+        self.retried_ops += other.retried_ops;
+        self.bytes_requested += other.bytes_requested;
+        self.bytes_read += other.bytes_read;
+    }
+
     /// `bytes_read / bytes_requested`: 1.0 when nothing was re-read or read
     /// in gaps (and when nothing was requested).
     pub fn read_amplification(&self) -> f64 {

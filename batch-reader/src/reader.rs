@@ -338,6 +338,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         records: &mut heapless::Vec<FragRecord, F>,
     ) {
         let mut slots: heapless::Vec<Slot<'_>, F> = heapless::Vec::new();
+        let (mut op_count, mut bytes, mut fragments) = (0u64, 0u64, 0u64);
         for (op_index, op) in ops.iter_mut().enumerate().skip(cursor.op) {
             if records.is_full() {
                 break;
@@ -345,8 +346,8 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
             let len = op.buf.len();
             let mut offset = cursor.offset;
             if offset == 0 {
-                self.counters.ops += 1;
-                self.counters.bytes_requested += len as u64;
+                op_count += 1;
+                bytes += len as u64;
                 let unreadable = if len == 0 {
                     Some(None)
                 } else if op.end().is_none() {
@@ -397,7 +398,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
                         state: State::Pending,
                     },
                 );
-                self.counters.fragments += 1;
+                fragments += 1;
                 offset += n;
                 addr += n as u64;
             }
@@ -414,6 +415,9 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
                 break;
             }
         }
+        self.counters.ops += op_count;
+        self.counters.bytes_requested += bytes;
+        self.counters.fragments += fragments;
         self.execute(geometry, &mut slots, records);
     }
 
@@ -429,11 +433,14 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
             geometry.max_transfer().min(scratch.len()) as u64
         };
         let mut first = 0;
+        // Kept local so the loop does not store through `self` per op.
+        let mut n = Counters::default();
         loop {
             while first < slots.len() && slots[first].state == State::Done {
                 first += 1;
             }
             if first == slots.len() {
+                self.counters.add(&n);
                 return;
             }
 
@@ -537,14 +544,13 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
                         tag: k,
                     });
                 }
-                let n = batch.len();
                 let accepted = self.backend.read_scattered(&mut batch, |r| {
                     if let Some(p) = plan.get_mut(r.tag) {
                         p.result = Some((r.valid, r.error));
                     }
                 });
-                self.counters.backend_calls += 1;
-                accepted.min(n)
+                n.backend_calls += 1;
+                accepted.min(batch.len())
             } else {
                 let mut batch: heapless::Vec<ReadOp<'_>, F> = heapless::Vec::new();
                 let mut scratch_rest: &mut [u8] = &mut scratch[..scratch_used];
@@ -567,14 +573,13 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
                         None => break,
                     }
                 }
-                let n = batch.len();
                 let accepted = self.backend.read_batch(&mut batch, |r| {
                     if let Some(p) = plan.get_mut(r.tag) {
                         p.result = Some((r.valid, r.error));
                     }
                 });
-                self.counters.backend_calls += 1;
-                accepted.min(n)
+                n.backend_calls += 1;
+                accepted.min(batch.len())
             };
 
             if accepted == 0 {
@@ -585,24 +590,25 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
                         r.error = Some(ReadErrorKind::Rejected);
                     }
                 }
+                self.counters.add(&n);
                 return;
             }
 
             for p in &plan[..accepted] {
                 let (valid, error) = normalize(p.result, p.span);
-                self.counters.backend_ops += 1;
-                self.counters.bytes_read += p.span as u64;
+                n.backend_ops += 1;
+                n.bytes_read += p.span as u64;
                 if p.route == Route::Direct {
                     if p.retry {
-                        self.counters.retried_ops += 1;
+                        n.retried_ops += 1;
                     }
                     slots[p.first].state = State::Done;
                     records[p.first].valid = valid;
                     records[p.first].error = error;
                     continue;
                 }
-                self.counters.merged_reads += 1;
-                self.counters.merged_ops += p.count as u64;
+                n.merged_reads += 1;
+                n.merged_ops += p.count as u64;
                 let merged: &[u8] = match p.route {
                     Route::Scratch(off) => &scratch[off..off + p.span],
                     _ => &[],
