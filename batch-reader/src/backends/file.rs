@@ -73,8 +73,8 @@ impl<F: Borrow<File>> FileBackend<F> {
     #[cfg(target_os = "linux")]
     fn read_parts(&self, addr: u64, parts: &mut [&mut [u8]]) -> (usize, Option<ReadErrorKind>) {
         use std::os::fd::AsRawFd;
-        /// iovecs per `preadv` call.
-        const CHUNK: usize = 64;
+        /// iovecs per `preadv` call: Linux's `IOV_MAX`.
+        const CHUNK: usize = 1024;
         let fd = self.file.borrow().as_raw_fd();
         let total: usize = parts.iter().map(|p| p.len()).sum();
         let mut done = 0usize;
