@@ -124,7 +124,7 @@ impl fmt::Display for StorageInUse {
 
 impl core::error::Error for StorageInUse {}
 
-/// A pool over [`PoolStorage`]: like [`BufferPool`](crate::BufferPool) but
+/// A pool over [`PoolStorage`]: like `BufferPool` (feature `alloc`) but
 /// with no system-memory fallback, so when no slot or no space is free,
 /// [`try_get_writable`](Buffer::try_get_writable) returns
 /// [`BufferError::CapacityExceeded`].
