@@ -212,10 +212,17 @@ impl<T: Send + 'static> Holder<T> {
         }
     }
 
-    /// Waits until every item sent has been dropped.
+    /// Waits until every item sent has been dropped: spins briefly, then
+    /// yields, so a machine with no spare core still runs the holder.
     fn wait_idle(&self) {
-        while self.outstanding.load(Ordering::Acquire) != 0 {
-            std::hint::spin_loop();
+        loop {
+            for _ in 0..256 {
+                if self.outstanding.load(Ordering::Acquire) == 0 {
+                    return;
+                }
+                std::hint::spin_loop();
+            }
+            thread::yield_now();
         }
     }
 }
