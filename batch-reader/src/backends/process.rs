@@ -6,7 +6,7 @@ use std::io;
 use crate::{Geometry, ReadBackend, ReadErrorKind, ReadOp, Report, ScatterOp};
 
 /// The most iovecs one `process_vm_readv` takes (Linux's `IOV_MAX`).
-pub const IOV_MAX: usize = 1024;
+pub(crate) const IOV_MAX: usize = 1024;
 
 /// Reads another process's memory with `process_vm_readv`: one system call
 /// per batch, one remote iovec per op. Merged reads are scattered straight
@@ -45,7 +45,7 @@ pub struct ProcessBackend {
 
 impl ProcessBackend {
     /// Reads the memory of process `pid`, splitting at the system page size
-    /// and taking up to [`IOV_MAX`] ops per call.
+    /// and taking up to 1024 ops (Linux's `IOV_MAX`) per call.
     pub fn new(pid: libc::pid_t) -> Self {
         // SAFETY: sysconf has no preconditions; it only reads a system constant.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
