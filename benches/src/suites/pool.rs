@@ -167,6 +167,12 @@ impl<T: Send + 'static> Holder<T> {
         let outstanding = Arc::new(AtomicUsize::new(0));
         let count = Arc::clone(&outstanding);
         let thread = thread::spawn(move || {
+            // On the last core, so that the scheduler does not leave the
+            // holder sharing a core with the producer (the pattern is about
+            // slices dropped on another core).
+            if let Some(core) = core_affinity::get_core_ids().and_then(|c| c.last().copied()) {
+                core_affinity::set_for_current(core);
+            }
             let mut held: VecDeque<(Instant, T)> = VecDeque::new();
             loop {
                 if held.is_empty() {
