@@ -14,6 +14,10 @@ use alloc::vec::Vec;
 use core::ptr::NonNull;
 use io_traits::BufferError;
 
+/// Bytes of system memory zero-filled at a time ahead of the writes.
+#[cfg(feature = "alloc")]
+const HEAP_STEP: usize = 1024;
+
 /// Where the pending message lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Location {
@@ -55,9 +59,9 @@ pub(crate) struct Producer<M: SlotMap> {
     hint: usize,
     /// Start of the `AsRef`/`AsMut` view (`danger_set_start`).
     view: usize,
-    /// A message in system memory: its bytes are `heap[..len]`, and all of
-    /// `heap` is initialised room to grow into, so appends take the same
-    /// fast path as in pool memory.
+    /// A message in system memory: its bytes are `heap[..len]`, and the rest
+    /// of `heap` (zeroed) is room to grow into, so appends take the same fast
+    /// path as in pool memory; the capacity beyond is reserved up front.
     #[cfg(feature = "alloc")]
     heap: Vec<u8>,
     /// Whether a message that finds no slot or space goes to system memory.
@@ -170,14 +174,15 @@ impl<M: SlotMap> Producer<M> {
         };
         #[cfg(feature = "alloc")]
         if self.location == Location::Heap {
-            let room = new_len.max(self.heap.len().saturating_mul(2));
-            if self.heap.try_reserve_exact(room - self.heap.len()).is_err() {
-                self.heap
-                    .try_reserve_exact(new_len - self.heap.len())
-                    .map_err(|_| BufferError::OutOfMemory)?;
+            if self.heap.capacity() < new_len {
+                let room = new_len.max(self.heap.capacity().saturating_mul(2));
+                if self.heap.try_reserve_exact(room - self.heap.len()).is_err() {
+                    self.heap
+                        .try_reserve_exact(new_len - self.heap.len())
+                        .map_err(|_| BufferError::OutOfMemory)?;
+                }
             }
-            let room = self.heap.capacity();
-            self.heap.resize(room, 0);
+            self.zero_heap_to(new_len);
             return Ok(self.enter_heap(old, n));
         }
         if self.layout.known() != 0 {
@@ -233,8 +238,8 @@ impl<M: SlotMap> Producer<M> {
                     .map_err(|_| BufferError::OutOfMemory)?;
             }
             heap.extend_from_slice(self.pending());
-            heap.resize(heap.capacity(), 0);
             self.heap = heap;
+            self.zero_heap_to(new_len);
             self.location = Location::Heap;
             self.mode = PoolMode::Alloc;
             return Ok(self.enter_heap(old, n));
@@ -248,6 +253,18 @@ impl<M: SlotMap> Producer<M> {
             requested: n,
             available,
         })
+    }
+
+    /// Zero-fills `heap` (whose capacity is at least `need`) to at least
+    /// `need` bytes, and at most `HEAP_STEP` bytes past its length or up to
+    /// its capacity: the bytes are initialised just before they are written,
+    /// while the cache line is hot, instead of in one pass over the whole
+    /// reservation.
+    #[cfg(feature = "alloc")]
+    fn zero_heap_to(&mut self, need: usize) {
+        let step = self.heap.len().saturating_add(HEAP_STEP);
+        let to = need.max(step.min(self.heap.capacity()));
+        self.heap.resize(to, 0);
     }
 
     /// Points the cursor at byte `old + n` of `heap` (which holds at least
