@@ -523,3 +523,26 @@ fn front_group_becomes_back_group_when_back_empties() {
         (&[4; 3][..], &[5; 5][..], &[6; 4][..])
     );
 }
+
+/// A long message in system memory, written in small pieces: it crosses the
+/// zero-filled part of its buffer and the buffer's capacity many times.
+#[test]
+fn long_messages_in_system_memory_keep_their_bytes() {
+    let mut pool = BufferPool::new(16);
+    let long: Vec<u8> = (0..5000u32).map(|i| (i % 251) as u8).collect();
+    for chunk in long.chunks(7) {
+        pool.get_writable(chunk.len()).copy_from_slice(chunk);
+    }
+    assert!(pool.is_alloc_mode());
+    assert_eq!(pool.get_data_by_ref_(usize::MAX), &long[..]);
+    let a = pool.get_data_owned();
+    // The next message starts with room for 5000 bytes; it is shorter.
+    let shorter = &long[..3000];
+    for chunk in shorter.chunks(1000) {
+        pool.get_writable(chunk.len()).copy_from_slice(chunk);
+    }
+    let b = pool.get_data_owned();
+    assert!(!a.is_pooled() && !b.is_pooled());
+    assert_eq!((a.len(), b.len()), (5000, 3000));
+    assert_eq!((a.as_ref(), b.as_ref()), (&long[..], shorter));
+}
