@@ -66,7 +66,10 @@ pub(crate) type Keep<T> = Option<PhantomData<T>>;
 pub struct Producer<'a, T> {
     raw: RawRing<T>,
     tail: u32,
-    cached_head: u32,
+    /// The cached consumer head plus the capacity: the tail may advance up to
+    /// here. Kept in this form so the hot path's "is there room" is one
+    /// subtraction and compare.
+    limit: u32,
     corrupted: bool,
     _keep: Keep<T>,
     _borrow: PhantomData<&'a ()>,
@@ -83,7 +86,7 @@ impl<T> fmt::Debug for Producer<'_, T> {
         f.debug_struct("Producer")
             .field("capacity", &self.raw.capacity())
             .field("tail", &self.tail)
-            .field("cached_head", &self.cached_head)
+            .field("limit", &self.limit)
             .field("corrupted", &self.corrupted)
             .finish()
     }
@@ -99,7 +102,7 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Producer<'a, T> {
         Self {
             raw,
             tail,
-            cached_head: head,
+            limit: head.wrapping_add(raw.capacity()),
             corrupted: false,
             _keep: keep,
             _borrow: PhantomData,
@@ -123,7 +126,7 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Producer<'a, T> {
     /// fewer than `want` are known free.
     #[inline(always)]
     fn free(&mut self, want: u32) -> Result<u32, Error> {
-        let free = self.raw.capacity() - self.tail.wrapping_sub(self.cached_head);
+        let free = self.limit.wrapping_sub(self.tail);
         // `max(1)`: a request for nothing still notices a latched corruption.
         if free >= want.max(1) {
             return Ok(free);
@@ -141,18 +144,24 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Producer<'a, T> {
             return Err(Error::Corrupted);
         }
         let head = self.raw.consumer().index.load(Ordering::Acquire);
-        if self.tail.wrapping_sub(head) > self.tail.wrapping_sub(self.cached_head) {
+        if self.tail.wrapping_sub(head) > self.tail.wrapping_sub(self.cached_head()) {
             return Err(self.latch());
         }
-        self.cached_head = head;
-        Ok(self.raw.capacity() - self.tail.wrapping_sub(head))
+        self.limit = head.wrapping_add(self.raw.capacity());
+        Ok(self.limit.wrapping_sub(self.tail))
+    }
+
+    /// The consumer head as last seen.
+    #[inline(always)]
+    fn cached_head(&self) -> u32 {
+        self.limit.wrapping_sub(self.raw.capacity())
     }
 
     /// Remembers a violation for good. The cache is set to "full", so the
     /// fast path needs no extra check: it always falls through to `refresh`.
     fn latch(&mut self) -> Error {
         self.corrupted = true;
-        self.cached_head = self.tail.wrapping_sub(self.raw.capacity());
+        self.limit = self.tail;
         Error::Corrupted
     }
 
@@ -277,7 +286,7 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Producer<'a, T> {
         }
         let head = self.raw.consumer().index.load(Ordering::Acquire);
         let used = self.tail.wrapping_sub(head);
-        if used > self.tail.wrapping_sub(self.cached_head) {
+        if used > self.tail.wrapping_sub(self.cached_head()) {
             // Invalid head: the next operation latches; report no room.
             return self.capacity();
         }

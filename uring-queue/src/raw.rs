@@ -69,7 +69,9 @@ pub(crate) struct RawRing<T> {
     consumer: NonNull<IndexLine>,
     data: NonNull<T>,
     trackers: NonNull<AccessTracker>,
-    capacity: u32,
+    /// `capacity - 1`, kept instead of the capacity so the slot index is one
+    /// `and` on the hot path.
+    mask: u32,
 }
 
 impl<T> Clone for RawRing<T> {
@@ -99,18 +101,18 @@ impl<T> RawRing<T> {
             consumer,
             data,
             trackers,
-            capacity,
+            mask: capacity - 1,
         }
     }
 
     #[inline(always)]
     pub(crate) fn capacity(&self) -> u32 {
-        self.capacity
+        self.mask + 1
     }
 
     #[inline(always)]
     fn mask(&self) -> u32 {
-        self.capacity.wrapping_sub(1)
+        self.mask
     }
 
     /// The producer's index line.
@@ -203,7 +205,7 @@ impl<T> RawRing<T> {
     #[inline(always)]
     pub(crate) fn span(&self, index: u32, len: u32) -> (*mut T, usize, usize) {
         let start = index & self.mask();
-        let first = len.min(self.capacity - start);
+        let first = len.min(self.capacity() - start);
         (self.slot(index), first as usize, (len - first) as usize)
     }
 
