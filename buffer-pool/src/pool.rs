@@ -132,6 +132,14 @@ impl<M: SlotMap> BufferPool<M> {
     }
 
     /// Bytes of pool memory.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use buffer_pool::BufferPool;
+    ///
+    /// assert_eq!(BufferPool::new(1024).capacity(), 1024);
+    /// ```
     pub fn capacity(&self) -> usize {
         self.producer.capacity()
     }
@@ -154,6 +162,24 @@ impl<M: SlotMap> BufferPool<M> {
     }
 
     /// Whether [`mode`](Self::mode) is [`PoolMode::Back`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use buffer_pool::{Buffer, BufferPool};
+    ///
+    /// let mut pool = BufferPool::new(2);
+    /// pool.get_writable(1);
+    /// let first = pool.get_data_owned();
+    /// assert!(pool.is_back_mode());
+    /// pool.get_writable(1);
+    /// let _second = pool.get_data_owned();
+    /// drop(first);
+    /// pool.get_writable(1); // the back is full; the front is free again
+    /// assert!(pool.is_front_mode());
+    /// pool.get_writable(1); // two bytes fit nowhere
+    /// assert!(pool.is_alloc_mode());
+    /// ```
     pub fn is_back_mode(&self) -> bool {
         self.mode() == PoolMode::Back
     }

@@ -166,6 +166,18 @@ impl<M: SlotMap> StaticBufferPool<M> {
 
     /// Where the pending message lives or, if none is pending, where the last
     /// one went; never [`PoolMode::Alloc`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use buffer_pool::{Buffer, PoolMode, PoolStorage};
+    ///
+    /// static STORAGE: PoolStorage<4> = PoolStorage::new();
+    /// let mut pool = STORAGE.pool().unwrap();
+    /// assert_eq!(pool.capacity(), 4);
+    /// pool.try_get_writable(4).unwrap();
+    /// assert_eq!(pool.mode(), PoolMode::Back);
+    /// ```
     pub fn mode(&self) -> PoolMode {
         self.producer.mode()
     }
