@@ -165,16 +165,19 @@ impl<'a> Completion<'a> {
     }
 
     /// Number of covered bytes read.
+    #[inline]
     pub fn ok_bytes(&self) -> usize {
         self.frags.iter().map(|f| f.valid).sum()
     }
 
     /// Number of covered bytes that failed.
+    #[inline]
     pub fn failed_bytes(&self) -> usize {
         self.len - self.ok_bytes()
     }
 
     /// The first failed byte (offset within the op) and why it failed.
+    #[inline]
     pub fn first_error(&self) -> Option<(usize, ReadErrorKind)> {
         self.frags
             .iter()
@@ -182,6 +185,7 @@ impl<'a> Completion<'a> {
     }
 
     /// The fragments, in order, as the backend saw them.
+    #[inline]
     pub fn fragments(&self) -> impl Iterator<Item = Fragment> + 'a {
         self.frags.iter().map(|f| Fragment {
             offset: f.offset,
@@ -193,6 +197,7 @@ impl<'a> Completion<'a> {
 
     /// The byte ranges with one outcome each, in order, adjacent ranges with
     /// the same outcome merged.
+    #[inline]
     pub fn segments(&self) -> Segments<'a> {
         Segments {
             frags: self.frags,

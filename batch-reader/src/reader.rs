@@ -297,11 +297,32 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
     }
 
     /// Runs `ops` through the fragment table, one table-full at a time.
+    #[inline]
     fn process<D: FnMut(Completion<'_>)>(&mut self, ops: &mut [ReadOp<'_>], done: &mut D) {
+        self.process_with(ops, done, true);
+    }
+
+    /// [`process`](Self::process), optionally without the direct route (so
+    /// tests can check that both routes agree).
+    #[inline]
+    fn process_with<D: FnMut(Completion<'_>)>(
+        &mut self,
+        ops: &mut [ReadOp<'_>],
+        done: &mut D,
+        direct: bool,
+    ) {
         let geometry = self.backend.geometry();
         let mut cursor = Cursor { op: 0, offset: 0 };
         let mut records: heapless::Vec<FragRecord, F> = heapless::Vec::new();
         while cursor.op < ops.len() {
+            if direct && cursor.offset == 0 {
+                // The window the table would hold if every op is one fragment.
+                let end = cursor.op + (ops.len() - cursor.op).min(F);
+                if self.read_direct(geometry, &mut ops[cursor.op..end], done) {
+                    cursor.op = end;
+                    continue;
+                }
+            }
             records.clear();
             self.run_window(geometry, ops, &mut cursor, &mut records);
             let mut i = 0;
@@ -325,6 +346,180 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
                 });
                 i = j;
             }
+        }
+    }
+
+    /// The largest merged read the planner may build while no scratch is
+    /// used yet, and the gap it bridges; `None` when nothing can merge.
+    #[inline]
+    fn merge_limits(&mut self, geometry: Geometry) -> Option<(u64, u64)> {
+        let gap = self.policy.max_gap()?;
+        // Scattering needs no scratch, but has nowhere to put gap bytes.
+        let room = if gap == 0 && self.backend.scatters() {
+            geometry.max_transfer()
+        } else {
+            geometry.max_transfer().min(self.scratch.as_mut().len())
+        };
+        Some((gap, room as u64))
+    }
+
+    /// The direct route for a window of at most `F` ops that the table would
+    /// hold as one fragment each, none of which would merge with the one
+    /// before it. Then the plan is one backend op per caller op, in order,
+    /// so the ops go to the backend as they are and each report is its op's
+    /// completion: no fragment table, no plan. Results and counters are
+    /// exactly those of the general route ([`run_window`](Self::run_window)).
+    ///
+    /// Returns `false`, having done nothing, if the window does not qualify.
+    #[inline]
+    fn read_direct<D: FnMut(Completion<'_>)>(
+        &mut self,
+        geometry: Geometry,
+        window: &mut [ReadOp<'_>],
+        done: &mut D,
+    ) -> bool {
+        let merge = self.merge_limits(geometry);
+        let (merging, gap, room) = match merge {
+            Some((gap, room)) => (true, gap, room),
+            None => (false, 0, 0),
+        };
+        let max_transfer = geometry.max_transfer() as u64;
+        // Bits above the boundary unit: an op stays in one unit when its
+        // first and last byte agree on them.
+        let unit = !geometry.boundary().map_or(u64::MAX, |b| b - 1);
+        let mut bytes = 0u64;
+        // The previous op's range; `u64::MAX` as its end never precedes an
+        // op, since a readable op ends at most there.
+        let (mut prev_start, mut prev_end) = (0u64, u64::MAX);
+        // The first backend call's ops (tags are indices in the call), built
+        // while checking.
+        let mut batch: heapless::Vec<ReadOp<'_>, F> = heapless::Vec::new();
+        for (tag, op) in window.iter_mut().enumerate() {
+            let (addr, len) = (op.addr, op.buf.len() as u64);
+            let Some(end) = addr.checked_add(len) else {
+                return false;
+            };
+            // Empty (wraps to u64::MAX), longer than max_transfer, or across
+            // a boundary: not one fragment.
+            if len.wrapping_sub(1) >= max_transfer || (addr ^ (end - 1)) & unit != 0 {
+                return false;
+            }
+            // The planner's test for extending a read at `prev` by `op`.
+            if merging
+                && addr.wrapping_sub(prev_end) <= gap
+                && addr >= prev_end
+                && end - prev_start <= room
+                && geometry.same_unit(prev_start, end)
+            {
+                return false;
+            }
+            (prev_start, prev_end) = (addr, end);
+            bytes += len;
+            // Cannot fail: the window holds at most F ops.
+            let _ = batch.push(ReadOp::new(addr, &mut *op.buf, tag));
+        }
+
+        let k = batch.len();
+        let mut n = Counters {
+            ops: k as u64,
+            fragments: k as u64,
+            bytes_requested: bytes,
+            bytes_read: bytes,
+            ..Counters::default()
+        };
+        // Raw reports by window index. An op the backend does not report
+        // reads as `Incomplete`, as in `normalize`.
+        let mut results: heapless::Vec<(usize, Option<ReadErrorKind>), F> = heapless::Vec::new();
+        let passed = k.min(geometry.max_ops());
+        let accepted = self.backend.read_batch(&mut batch[..passed], |r| {
+            // Backends report in order as a rule: append. Anything else
+            // (out of order, twice, unknown tags) takes the general path.
+            if r.tag == results.len() && r.tag < passed {
+                let _ = results.push((r.valid, r.error));
+            } else {
+                store_report(&mut results, passed, r.tag, (r.valid, r.error));
+            }
+        });
+        drop(batch);
+        n.backend_calls += 1;
+        let accepted = accepted.min(passed);
+        if accepted == k {
+            n.backend_ops = k as u64;
+            fill_unreported(&mut results, k);
+        } else {
+            self.direct_rest(geometry, window, &mut results, accepted, &mut n);
+        }
+        self.counters.add(&n);
+
+        for (index, (op, &(valid, error))) in window.iter().zip(results.iter()).enumerate() {
+            let len = op.buf.len();
+            let (valid, error) = if valid >= len {
+                (len, None)
+            } else {
+                (valid, Some(error.unwrap_or(ReadErrorKind::Incomplete)))
+            };
+            let record = FragRecord {
+                op: index,
+                offset: 0,
+                len,
+                valid,
+                error,
+            };
+            done(Completion {
+                tag: op.tag,
+                addr: op.addr,
+                op_len: len,
+                offset: 0,
+                len,
+                frags: core::slice::from_ref(&record),
+                data: &*op.buf,
+            });
+        }
+        true
+    }
+
+    /// The direct route after a first call that took only `first` of the
+    /// window's ops (backpressure, or `max_ops`): resubmits the rest as the
+    /// general route would, until all are read or a call takes none.
+    #[cold]
+    #[inline(never)]
+    fn direct_rest(
+        &mut self,
+        geometry: Geometry,
+        window: &mut [ReadOp<'_>],
+        results: &mut heapless::Vec<(usize, Option<ReadErrorKind>), F>,
+        mut first: usize,
+        n: &mut Counters,
+    ) {
+        let k = window.len();
+        // What the last call took.
+        let mut accepted = first;
+        fill_unreported(results, first);
+        while accepted > 0 && first < k {
+            results.truncate(first);
+            let passed = (k - first).min(geometry.max_ops());
+            let mut batch: heapless::Vec<ReadOp<'_>, F> = heapless::Vec::new();
+            for (tag, op) in window[first..first + passed].iter_mut().enumerate() {
+                // Cannot fail: at most F ops.
+                let _ = batch.push(ReadOp::new(op.addr, &mut *op.buf, tag));
+            }
+            fill_unreported(results, first + passed);
+            let reports = &mut results[first..];
+            accepted = self.backend.read_batch(&mut batch, |r| {
+                if let Some(slot) = reports.get_mut(r.tag) {
+                    *slot = (r.valid, r.error);
+                }
+            });
+            n.backend_calls += 1;
+            accepted = accepted.min(passed);
+            first += accepted;
+        }
+        n.backend_ops = first as u64;
+        // As the general route: what is left when a call takes nothing fails.
+        results.truncate(first);
+        for op in &window[first..] {
+            n.bytes_read -= op.buf.len() as u64;
+            let _ = results.push((0, Some(ReadErrorKind::Rejected)));
         }
     }
 
@@ -649,6 +844,37 @@ fn normalize(
     }
 }
 
+/// Records a report that did not come in order: the ops not yet reported
+/// among the `passed` of the call read as `Incomplete` until they are.
+#[cold]
+#[inline(never)]
+fn store_report<const F: usize>(
+    results: &mut heapless::Vec<(usize, Option<ReadErrorKind>), F>,
+    passed: usize,
+    tag: usize,
+    result: (usize, Option<ReadErrorKind>),
+) {
+    if tag < passed {
+        fill_unreported(results, passed);
+        if let Some(slot) = results.get_mut(tag) {
+            *slot = result;
+        }
+    }
+}
+
+/// Extends `results` to `len` entries with "not reported".
+#[inline]
+fn fill_unreported<const F: usize>(
+    results: &mut heapless::Vec<(usize, Option<ReadErrorKind>), F>,
+    len: usize,
+) {
+    while results.len() < len {
+        if results.push((0, Some(ReadErrorKind::Incomplete))).is_err() {
+            break;
+        }
+    }
+}
+
 /// Adds a fragment to the table (the caller has checked there is room).
 #[inline]
 fn push<'w, const F: usize>(
@@ -659,5 +885,255 @@ fn push<'w, const F: usize>(
 ) {
     if records.push(record).is_ok() {
         let _ = slots.push(slot);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The direct route against the general one: the same completions, the
+    //! same counters and the same backend calls, also for backends that break
+    //! the contract.
+
+    extern crate alloc;
+
+    use alloc::vec;
+    use alloc::vec::Vec;
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::backends::MemoryBackend;
+    use crate::{Fragment, Report};
+
+    fn mix(mut x: u64) -> u64 {
+        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        x ^ (x >> 31)
+    }
+
+    /// Memory that, depending on a seed and the call number, accepts fewer
+    /// ops than it read, reports out of order, twice, not at all, under
+    /// unknown tags, or more bytes than asked; and logs every call.
+    struct Quirky<'m> {
+        inner: MemoryBackend<'m>,
+        seed: Option<u64>,
+        calls: Vec<Vec<(u64, usize, usize)>>,
+    }
+
+    impl ReadBackend for Quirky<'_> {
+        fn geometry(&self) -> Geometry {
+            self.inner.geometry()
+        }
+
+        fn read_batch<R: FnMut(Report)>(&mut self, ops: &mut [ReadOp<'_>], report: R) -> usize {
+            self.calls
+                .push(ops.iter().map(|o| (o.addr, o.buf.len(), o.tag)).collect());
+            let mut got = Vec::new();
+            let n = self.inner.read_batch(ops, |r| got.push(r));
+            let Some(seed) = self.seed else {
+                got.into_iter().for_each(report);
+                return n;
+            };
+            let h = mix(seed ^ self.calls.len() as u64);
+            let n = if h.is_multiple_of(4) {
+                n.min((h >> 8) as usize % (n + 1))
+            } else {
+                n
+            };
+            let mut reps: Vec<Report> = got[..n].to_vec();
+            match (h >> 16) % 7 {
+                0 => reps.reverse(),
+                1 if !reps.is_empty() => {
+                    reps.remove((h >> 24) as usize % reps.len());
+                }
+                2 => {
+                    if let Some(&r) = reps.first() {
+                        reps.push(Report::failed(r.tag, 0, ReadErrorKind::Io));
+                    }
+                }
+                3 => reps.push(Report::ok(1000, 1)),
+                4 => reps.iter_mut().for_each(|r| r.valid += 3),
+                5 => reps.iter_mut().for_each(|r| r.error = None),
+                _ => {}
+            }
+            if (h >> 32).is_multiple_of(5) {
+                // A report for an op it did not take.
+                reps.extend(got.get(n).copied());
+            }
+            reps.into_iter().for_each(report);
+            n
+        }
+
+        fn scatters(&self) -> bool {
+            self.inner.scatters()
+        }
+    }
+
+    /// A completion's tag, address, op length, offset, length, fragments
+    /// and data.
+    type Seen = (usize, u64, usize, usize, usize, Vec<Fragment>, Vec<u8>);
+    /// Every completion, the counters, and every backend call's ops.
+    type Run = (Vec<Seen>, Counters, Vec<Vec<(u64, usize, usize)>>);
+
+    #[derive(Debug, Clone)]
+    struct Case {
+        boundary: Option<u64>,
+        max_transfer: usize,
+        max_ops: usize,
+        accept: usize,
+        fault: Option<(u64, u64)>,
+        gap: Option<u64>,
+        scratch: usize,
+        scatter: bool,
+        quirks: Option<u64>,
+        ops: Vec<(u64, usize)>,
+    }
+
+    fn case() -> impl Strategy<Value = Case> {
+        (
+            (
+                prop_oneof![Just(None), (2u32..9).prop_map(|s| Some(1u64 << s))],
+                1usize..70,
+                1usize..12,
+                prop_oneof![3 => Just(usize::MAX), 1 => 0usize..4],
+                prop::option::of((0u64..300, 1u64..40)),
+            ),
+            (
+                prop_oneof![Just(None), Just(Some(0u64)), Just(Some(4))],
+                prop_oneof![Just(0usize), 1usize..200],
+                any::<bool>(),
+                prop::option::of(any::<u64>()),
+            ),
+            prop::collection::vec(
+                (
+                    0u8..8,
+                    prop_oneof![19 => 0u64..320, 1 => (u64::MAX - 40)..=u64::MAX],
+                    prop_oneof![3 => 1usize..9, 1 => 0usize..40],
+                ),
+                0..40,
+            ),
+        )
+            .prop_map(
+                |(
+                    (boundary, max_transfer, max_ops, accept, fault),
+                    (gap, scratch, scatter, quirks),
+                    raw,
+                )| {
+                    let mut ops: Vec<(u64, usize)> = Vec::new();
+                    for (mode, addr, len) in raw {
+                        // A quarter of the ops follow the previous one, to
+                        // merge; a few are empty or tiny.
+                        let addr = match ops.last() {
+                            Some(&(a, l)) if mode >= 6 => {
+                                a.saturating_add(l as u64 + u64::from(mode - 6) * 2)
+                            }
+                            _ => addr,
+                        };
+                        ops.push((addr, if mode == 5 { len % 3 } else { len }));
+                    }
+                    Case {
+                        boundary,
+                        max_transfer,
+                        max_ops,
+                        accept,
+                        fault,
+                        gap,
+                        scratch,
+                        scatter,
+                        quirks,
+                        ops,
+                    }
+                },
+            )
+    }
+
+    fn run<const N: usize, const F: usize>(c: &Case, mem: &[u8], direct: bool) -> Run {
+        let g = Geometry::new(c.boundary, c.max_transfer, c.max_ops).expect("valid geometry");
+        let mut inner = MemoryBackend::new(mem, g);
+        inner.set_accept_limit(c.accept);
+        inner.set_scatter(c.scatter);
+        if let Some((start, len)) = c.fault {
+            inner
+                .inject_fault(start..start + len, ReadErrorKind::Unmapped)
+                .expect("room for a fault");
+        }
+        let backend = Quirky {
+            inner,
+            seed: c.quirks,
+            calls: Vec::new(),
+        };
+        let mut reader = Reader::<_, _, N, F>::with_window(backend, vec![0u8; c.scratch]);
+        reader.set_policy(
+            c.gap
+                .map_or(CoalescePolicy::disabled(), CoalescePolicy::with_gap),
+        );
+        let mut bufs: Vec<Vec<u8>> = c.ops.iter().map(|&(_, len)| vec![0xAA; len]).collect();
+        let mut ops: Vec<ReadOp<'_>> = bufs
+            .iter_mut()
+            .zip(&c.ops)
+            .enumerate()
+            .map(|(i, (b, &(addr, _)))| ReadOp::new(addr, b, i * 3))
+            .collect();
+        let mut seen = Vec::new();
+        let mut done = |d: Completion<'_>| {
+            seen.push((
+                d.tag(),
+                d.addr(),
+                d.op_len(),
+                d.offset(),
+                d.len(),
+                d.fragments().collect(),
+                d.data().to_vec(),
+            ));
+        };
+        // read_iter's windows of N, as process sees them.
+        for chunk in ops.chunks_mut(N) {
+            reader.process_with(chunk, &mut done, direct);
+        }
+        let counters = reader.counters();
+        let (backend, _) = reader.into_parts();
+        (seen, counters, backend.calls)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: if cfg!(miri) { 6 } else { 512 },
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+
+        #[test]
+        fn direct_route_matches_general_route(c in case()) {
+            let mem: Vec<u8> = (0..300u32).map(|i| (i * 7 + 1) as u8).collect();
+            prop_assert_eq!(run::<16, 64>(&c, &mem, true), run::<16, 64>(&c, &mem, false));
+            prop_assert_eq!(run::<5, 4>(&c, &mem, true), run::<5, 4>(&c, &mem, false));
+            prop_assert_eq!(run::<40, 1>(&c, &mem, true), run::<40, 1>(&c, &mem, false));
+        }
+    }
+
+    #[test]
+    fn the_direct_route_is_taken() {
+        // Guards the test above against comparing the general route with
+        // itself: a window of plain ops takes the direct route.
+        let mem = [1u8; 64];
+        let g = Geometry::new(Some(16), 16, 8).expect("valid geometry");
+        let mut reader: Reader<_, _> = Reader::new(MemoryBackend::new(&mem, g), [0u8; 0]);
+        let (mut a, mut b) = ([0u8; 4], [0u8; 4]);
+        let mut ops = [ReadOp::new(0, &mut a, 0), ReadOp::new(8, &mut b, 1)];
+        let mut calls = 0;
+        let direct = reader.read_direct(g, &mut ops, &mut |_| calls += 1);
+        assert!(direct);
+        assert_eq!(calls, 2);
+        // Adjacent ops would merge: not direct, nothing done.
+        let (mut a, mut b) = ([0u8; 4], [0u8; 4]);
+        let mut ops = [ReadOp::new(0, &mut a, 0), ReadOp::new(4, &mut b, 1)];
+        reader.set_policy(CoalescePolicy::with_gap(0));
+        let mut scatter = MemoryBackend::new(&mem, g);
+        scatter.set_scatter(true);
+        let mut reader: Reader<_, _> = Reader::new(scatter, [0u8; 0]);
+        assert!(!reader.read_direct(g, &mut ops, &mut |_| calls += 1));
+        assert_eq!(calls, 2);
+        assert_eq!(reader.counters(), Counters::default());
     }
 }
