@@ -72,20 +72,22 @@ const FALLBACK: Geometry = match Geometry::new(Some(4096), 4096, IOV_MAX) {
 
 impl ProcessBackend {
     /// Runs `process_vm_readv` over the ops described by `remote` (one iovec
-    /// each), whose bytes go to `local` from index `first_part[i]` on, until
-    /// every op is reported. Each unreadable op costs one more call.
+    /// each), whose bytes go to `local` from index `first_part(i)` on, until
+    /// every op is reported under `tag(i)`. Each unreadable op costs one more
+    /// call.
+    #[inline]
     fn transfer<R: FnMut(Report)>(
         &self,
         local: &[libc::iovec],
         remote: &[libc::iovec],
-        first_part: &[usize],
-        tags: &[usize],
+        first_part: impl Fn(usize) -> usize,
+        tag: impl Fn(usize) -> usize,
         report: &mut R,
     ) {
         let n = remote.len();
         let mut i = 0;
         while i < n {
-            let Some(local_rest) = local.get(first_part[i]..) else {
+            let Some(local_rest) = local.get(first_part(i)..) else {
                 return;
             };
             // SAFETY: every local iovec describes a distinct part of a live
@@ -108,11 +110,11 @@ impl ProcessBackend {
                     Some(libc::EINTR) => continue,
                     Some(libc::EFAULT) => {
                         // The first remote iovec is unreadable.
-                        report(Report::failed(tags[i], 0, ReadErrorKind::Unmapped));
+                        report(Report::failed(tag(i), 0, ReadErrorKind::Unmapped));
                         i += 1;
                     }
                     Some(libc::ENOMEM) | Some(libc::EINVAL) => {
-                        report(Report::failed(tags[i], 0, ReadErrorKind::Other));
+                        report(Report::failed(tag(i), 0, ReadErrorKind::Other));
                         i += 1;
                     }
                     code => {
@@ -123,8 +125,8 @@ impl ProcessBackend {
                             Some(libc::ESRCH) => ReadErrorKind::Unmapped,
                             _ => ReadErrorKind::Io,
                         };
-                        for &tag in &tags[i..] {
-                            report(Report::failed(tag, 0, kind));
+                        for k in i..n {
+                            report(Report::failed(tag(k), 0, kind));
                         }
                         return;
                     }
@@ -132,14 +134,17 @@ impl ProcessBackend {
                 continue;
             }
             let mut left = r as usize;
-            while i < n && left >= remote[i].iov_len {
-                left -= remote[i].iov_len;
-                report(Report::ok(tags[i], remote[i].iov_len));
+            for op in &remote[i..] {
+                if left < op.iov_len {
+                    break;
+                }
+                left -= op.iov_len;
+                report(Report::ok(tag(i), op.iov_len));
                 i += 1;
             }
             if i < n {
                 // The kernel stopped inside or at the start of op `i`.
-                report(Report::failed(tags[i], left, ReadErrorKind::Unmapped));
+                report(Report::failed(tag(i), left, ReadErrorKind::Unmapped));
                 i += 1;
             }
         }
@@ -154,13 +159,12 @@ impl ReadBackend for ProcessBackend {
 
     fn read_batch<R: FnMut(Report)>(&mut self, ops: &mut [ReadOp<'_>], mut report: R) -> usize {
         let n = ops.len().min(IOV_MAX);
+        let ops = &mut ops[..n];
         let mut local: heapless::Vec<libc::iovec, IOV_MAX> = heapless::Vec::new();
         let mut remote: heapless::Vec<libc::iovec, IOV_MAX> = heapless::Vec::new();
-        let mut first_part: heapless::Vec<usize, IOV_MAX> = heapless::Vec::new();
-        let mut tags: heapless::Vec<usize, IOV_MAX> = heapless::Vec::new();
-        for (i, op) in ops[..n].iter_mut().enumerate() {
+        for op in ops.iter_mut() {
             let len = op.buf.len();
-            // None of these can fail: at most IOV_MAX ops.
+            // Neither can fail: at most IOV_MAX ops.
             let _ = local.push(libc::iovec {
                 iov_base: op.buf.as_mut_ptr().cast::<c_void>(),
                 iov_len: len,
@@ -169,11 +173,12 @@ impl ReadBackend for ProcessBackend {
                 iov_base: op.addr as usize as *mut c_void,
                 iov_len: len,
             });
-            let _ = first_part.push(i);
-            let _ = tags.push(op.tag);
         }
-        self.transfer(&local, &remote, &first_part, &tags, &mut report);
-        n
+        // Op `i`'s bytes go to local iovec `i`; the buffers are not touched
+        // again until the transfer is over, only the tags are read.
+        let ops = &*ops;
+        self.transfer(&local, &remote, |i| i, |i| ops[i].tag, &mut report);
+        ops.len()
     }
 
     fn scatters(&self) -> bool {
@@ -217,7 +222,7 @@ impl ReadBackend for ProcessBackend {
                 return 1;
             }
         }
-        self.transfer(&local, &remote, &first_part, &tags, &mut report);
+        self.transfer(&local, &remote, |i| first_part[i], |i| tags[i], &mut report);
         n
     }
 }

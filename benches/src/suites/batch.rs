@@ -244,13 +244,17 @@ fn syscall(ctx: &Ctx) {
         return;
     };
     let pid = child.pid;
-    let base = mem.as_ptr() as usize;
+    // Pages of the region, from its first page boundary (the allocation
+    // itself need not start on one), so that "within a page" below is
+    // within a page of the kernel's too.
+    let base = (mem.as_ptr() as usize).next_multiple_of(4096);
+    let pages = region / 4096 - 1;
     // Scattered: anywhere in the region, 8–64 bytes, never across a page.
     let mut rng = Lcg(7);
     let scattered: Vec<(usize, usize)> = (0..pieces_per_sample)
         .map(|_| {
             let len = 8 + (rng.next() as usize % 57);
-            let page = rng.next() as usize % (region / 4096);
+            let page = rng.next() as usize % pages;
             let off = rng.next() as usize % (4096 - len);
             (base + page * 4096 + off, len)
         })
@@ -258,7 +262,7 @@ fn syscall(ctx: &Ctx) {
     // Structs: 8 structs of 8 adjacent fields (8–32 bytes each) per batch.
     let structs: Vec<(usize, usize)> = (0..pieces_per_sample / 8)
         .flat_map(|_| {
-            let page = rng.next() as usize % (region / 4096);
+            let page = rng.next() as usize % pages;
             let mut addr = base + page * 4096 + (rng.next() as usize % 16) * 8;
             let sizes: Vec<usize> = (0..8).map(|_| 8 + (rng.next() as usize % 4) * 8).collect();
             sizes
@@ -297,9 +301,9 @@ fn syscall(ctx: &Ctx) {
     let mut reader =
         Reader::<_, _, BATCH, 256>::with_window(ProcessBackend::new(pid), vec![0u8; 4096]);
     let pieces = scattered.clone();
-    let mut bufs = vec![[0u8; 64]; BATCH];
+    let mut d = dst.clone();
     c.variant("crate64", move || {
-        crate_batches(&mut reader, &pieces, &mut bufs)
+        crate_batches(&mut reader, &pieces, &mut d)
     });
     let pieces = structs.clone();
     let mut d = dst.clone();
@@ -307,9 +311,9 @@ fn syscall(ctx: &Ctx) {
     let mut reader =
         Reader::<_, _, BATCH, 256>::with_window(ProcessBackend::new(pid), vec![0u8; 4096]);
     let pieces = structs.clone();
-    let mut bufs = vec![[0u8; 64]; BATCH];
+    let mut d = dst.clone();
     c.variant("crate_structs", move || {
-        crate_batches(&mut reader, &pieces, &mut bufs)
+        crate_batches(&mut reader, &pieces, &mut d)
     });
     let r = c.run(ctx.rounds(21, 3));
     r.emit_rate_ratio(pieces_per_sample as f64 / 1e6, "Mpieces/s");
@@ -329,18 +333,22 @@ fn syscall(ctx: &Ctx) {
     drop(dst);
 }
 
-/// Reads `pieces` through the crate, 64 per `read_many`.
+/// Reads `pieces` through the crate, 64 per `read_many`, packed into `dst`
+/// as `raw_readv` packs them.
 fn crate_batches(
     reader: &mut Reader<ProcessBackend, Vec<u8>, 64, 256>,
     pieces: &[(usize, usize)],
-    bufs: &mut [[u8; 64]],
+    dst: &mut [u8],
 ) -> Duration {
     let t = Instant::now();
     let mut ok = 0usize;
     for chunk in pieces.chunks(64) {
         let mut ops: heapless::Vec<ReadOp<'_>, 64> = heapless::Vec::new();
-        for ((i, &(addr, len)), buf) in chunk.iter().enumerate().zip(bufs.iter_mut()) {
-            let _ = ops.push(ReadOp::new(addr as u64, &mut buf[..len], i));
+        let mut rest = &mut *dst;
+        for (i, &(addr, len)) in chunk.iter().enumerate() {
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(len);
+            rest = tail;
+            let _ = ops.push(ReadOp::new(addr as u64, head, i));
         }
         reader.read_many(&mut ops, |c| ok += c.ok_bytes());
     }
