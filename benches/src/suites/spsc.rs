@@ -492,15 +492,12 @@ fn roundtrip(k: u64, rounds: usize) {
         )
     });
     c.variant("crossbeam", || {
-        let (a, b) = (ArrayQueue::<u64>::new(RT_CAP), ArrayQueue::<u64>::new(RT_CAP));
+        let (a, b) = (
+            ArrayQueue::<u64>::new(RT_CAP),
+            ArrayQueue::<u64>::new(RT_CAP),
+        );
         let (a, b) = (&a, &b);
-        ping_pong!(
-            k,
-            (a, a),
-            (b, b),
-            |tx, v| tx.push(v).is_ok(),
-            |rx| rx.pop()
-        )
+        ping_pong!(k, (a, a), (b, b), |tx, v| tx.push(v).is_ok(), |rx| rx.pop())
     });
     c.variant("heapless", || {
         let mut qa = Box::new(heapless::spsc::Queue::<u64, RT_CAP>::new());
@@ -533,8 +530,20 @@ fn roundtrip(k: u64, rounds: usize) {
     });
     let r = c.run(rounds);
     r.emit_time_ratio();
-    for name in ["rtrb", "ringbuf", "crossbeam", "heapless", "sync_channel", "uring_queue"] {
+    for name in [
+        "rtrb",
+        "ringbuf",
+        "crossbeam",
+        "heapless",
+        "sync_channel",
+        "uring_queue",
+    ] {
         let ns = r.median(name).as_secs_f64() * 1e9 / k as f64;
-        row("spsc", &format!("roundtrip.{name}.ns_per_round_trip"), ns, "ns");
+        row(
+            "spsc",
+            &format!("roundtrip.{name}.ns_per_round_trip"),
+            ns,
+            "ns",
+        );
     }
 }
