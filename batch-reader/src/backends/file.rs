@@ -90,15 +90,30 @@ impl<F: Borrow<File>> FileBackend<F> {
             let mut iov: heapless::Vec<libc::iovec, CHUNK> = heapless::Vec::new();
             for (k, part) in parts[first..].iter_mut().take(CHUNK).enumerate() {
                 let tail = &mut part[if k == 0 { skip } else { 0 }..];
-                let _ = iov.push(libc::iovec {
-                    iov_base: tail.as_mut_ptr().cast(),
-                    iov_len: tail.len(),
-                });
+                let (base, len) = (tail.as_mut_ptr(), tail.len());
+                match iov.last_mut() {
+                    // Parts that follow each other in memory (one buffer cut
+                    // into ops) go in one iovec: the kernel then copies once
+                    // instead of once per part.
+                    Some(last)
+                        if (last.iov_base as usize).wrapping_add(last.iov_len) == base as usize =>
+                    {
+                        last.iov_len += len;
+                    }
+                    _ => {
+                        let _ = iov.push(libc::iovec {
+                            iov_base: base.cast(),
+                            iov_len: len,
+                        });
+                    }
+                }
             }
-            // SAFETY: each iovec describes the unfilled tail of a distinct
-            // part, a live `&mut [u8]` borrowed mutably for this whole
-            // function, with exactly `iov_len` bytes; `iov.len()` entries, at
-            // most CHUNK, are passed. `fd` is the open file we borrow.
+            // SAFETY: each iovec describes the unfilled tail of one part, or
+            // of several parts that lie back to back in memory, each a live
+            // `&mut [u8]` borrowed mutably for this whole function, so the
+            // iovecs cover exactly those bytes and no two overlap; `iov.len()`
+            // entries, at most CHUNK, are passed. `fd` is the open file we
+            // borrow.
             let r = unsafe { libc::preadv(fd, iov.as_ptr(), iov.len() as libc::c_int, at) };
             if r < 0 {
                 let e = io::Error::last_os_error();
