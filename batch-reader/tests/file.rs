@@ -65,3 +65,43 @@ fn file_reads_match_the_oracle() {
     }
     std::fs::remove_file(&path).unwrap();
 }
+
+#[test]
+#[cfg_attr(miri, ignore = "file reads are system calls")]
+fn one_buffer_cut_into_ops_reads_like_the_oracle() {
+    // The ops' buffers lie back to back in memory, so a merged read of them
+    // is one iovec; it runs past the end of the file, and every op still
+    // gets its own result and bytes.
+    let path = std::env::temp_dir().join(format!("batch-reader-file-cut-{}", std::process::id()));
+    let data: Vec<u8> = (0..10_000u32).map(|i| (i * 7 + 3) as u8).collect();
+    std::fs::write(&path, &data).unwrap();
+    let g = Geometry::new(None, 1 << 20, 64).unwrap();
+    let mut buf = vec![0u8; 12 * 1024];
+    let mut reader: Reader<_, _> = Reader::new(
+        FileBackend::new(std::fs::File::open(&path).unwrap(), g),
+        vec![0u8; 0],
+    );
+    let ops: Vec<ReadOp<'_>> = buf
+        .chunks_mut(1024)
+        .enumerate()
+        .map(|(i, b)| ReadOp::new(i as u64 * 1024, b, i))
+        .collect();
+    let mut got = Collector::default();
+    reader.read_iter(ops, |c| got.push(&c));
+    got.finish();
+    let mut naive = FileBackend::new(std::fs::File::open(&path).unwrap(), g);
+    for i in 0..12 {
+        let (want, _) = oracle(&mut naive, i as u64 * 1024, &mut [0u8; 1024]);
+        assert_eq!(got.ops[i].1, want, "op {i}");
+    }
+    assert_eq!(&buf[..10_000], &data[..]);
+    assert_eq!(got.ops[9].1[1].result, Err(ReadErrorKind::OutOfBounds));
+    let c = reader.counters();
+    // One merged read of all twelve, failing at byte 10 000; ops 9 to 11 are
+    // then read alone.
+    assert_eq!(
+        (c.backend_calls, c.merged_reads, c.merged_ops, c.retried_ops),
+        (2, 1, 12, 3)
+    );
+    std::fs::remove_file(&path).unwrap();
+}
