@@ -70,7 +70,8 @@ fn messages_flow_through_pool_ring_and_batch_reader() {
                 Err(e) => panic!("recv failed: {e}"),
             };
             let geometry = Geometry::new(Some(64), 256, 16).expect("valid geometry");
-            let mut reader: Reader<_, _> = Reader::new(MemoryBackend::new(&record, geometry), [0u8; 256]);
+            let mut reader: Reader<_, _> =
+                Reader::new(MemoryBackend::new(&record, geometry), [0u8; 256]);
             let (mut len, mut seq) = ([0u8; 4], [0u8; 4]);
             let mut payload = vec![0u8; record.len().saturating_sub(8)];
             let mut ops = [
@@ -80,12 +81,21 @@ fn messages_flow_through_pool_ring_and_batch_reader() {
             ];
             let mut completed = 0;
             reader.read_many(&mut ops, |done| {
-                assert!(done.is_ok(), "op {} failed: {:?}", done.tag(), done.first_error());
+                assert!(
+                    done.is_ok(),
+                    "op {} failed: {:?}",
+                    done.tag(),
+                    done.first_error()
+                );
                 completed += 1;
             });
             assert_eq!(completed, 3);
             assert_eq!(reader.counters().ops, 3);
-            assert_eq!(u32::from_le_bytes(seq), next, "records arrive once, in order");
+            assert_eq!(
+                u32::from_le_bytes(seq),
+                next,
+                "records arrive once, in order"
+            );
             let expected = body(next);
             assert_eq!(u32::from_le_bytes(len) as usize, expected.len());
             assert_eq!(payload, expected);
