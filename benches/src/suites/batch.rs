@@ -46,6 +46,30 @@ impl Lcg {
     }
 }
 
+/// One variant's sample times, in order, so that two variants that are not
+/// the anchor can be compared round by round.
+type Log = RefCell<Vec<Duration>>;
+
+/// Records `t` in `log` and returns it.
+fn logged(log: &Log, t: Duration) -> Duration {
+    log.borrow_mut().push(t);
+    t
+}
+
+/// Median over rounds of `a`'s time divided by `b`'s in the same round (the
+/// harness's untimed warm-up sample, the first, left out).
+fn paired(a: &Log, b: &Log) -> f64 {
+    let (a, b) = (a.borrow(), b.borrow());
+    let mut ratios: Vec<f64> = a
+        .iter()
+        .zip(b.iter())
+        .skip(1)
+        .map(|(x, y)| x.as_secs_f64() / y.as_secs_f64().max(1e-12))
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    ratios.get(ratios.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
 #[inline(never)]
 fn bare_read(mem: &[u8], addr: usize) -> u64 {
     match mem.get(addr..addr + 8).map(<[u8; 8]>::try_from) {
@@ -63,6 +87,8 @@ fn seed(ctx: &Ctx) {
         .map(|_| (rng.next() as usize % ((1 << 20) - 8)) & !7)
         .collect();
     let (mem, addrs) = (&mem, &addrs);
+    let (deque_log, batch_log) = (Log::default(), Log::default());
+    let (deque_log, batch_log) = (&deque_log, &batch_log);
 
     let mut c = Compare::new("batch", "seed", "bare");
     c.variant("bare", || {
@@ -85,7 +111,7 @@ fn seed(ctx: &Ctx) {
             }
         }
         black_box(sum);
-        t.elapsed()
+        logged(deque_log, t.elapsed())
     });
     let (tx, rx) = mpsc::channel::<usize>();
     c.variant("channel", move || {
@@ -143,14 +169,14 @@ fn seed(ctx: &Ctx) {
             });
         }
         black_box(sum);
-        t.elapsed()
+        logged(batch_log, t.elapsed())
     });
     let r = c.run(ctx.rounds(31, 7));
     r.emit_rate_ratio(calls as f64 / 1e6, "Mcalls/s");
     row(
         "batch",
         "seed.batch_api.rate_vs_deque",
-        r.ratio("deque") / r.ratio("batch_api"),
+        paired(deque_log, batch_log),
         "x",
     );
 }
@@ -277,6 +303,13 @@ fn syscall(ctx: &Ctx) {
         })
         .collect();
     let dst = vec![0u8; 64 * 256];
+    let logs: [Log; 4] = Default::default();
+    let [
+        raw64_log,
+        crate64_log,
+        single_structs_log,
+        crate_structs_log,
+    ] = &logs;
     let mut c = Compare::new("batch", "syscall", "single");
     let one_by_one = |pieces: &[(usize, usize)], dst: &mut [u8]| {
         let t = Instant::now();
@@ -291,12 +324,14 @@ fn syscall(ctx: &Ctx) {
     for (name, k) in [("raw16", 16usize), ("raw64", 64), ("raw256", 256)] {
         let pieces = scattered.clone();
         let mut d = dst.clone();
+        let log = (k == 64).then_some(raw64_log);
         c.variant(name, move || {
             let t = Instant::now();
             for chunk in pieces.chunks(k) {
                 black_box(raw_readv(pid, chunk, &mut d));
             }
-            t.elapsed()
+            let t = t.elapsed();
+            log.map_or(t, |log| logged(log, t))
         });
     }
     let mut reader =
@@ -304,30 +339,35 @@ fn syscall(ctx: &Ctx) {
     let pieces = scattered.clone();
     let mut d = dst.clone();
     c.variant("crate64", move || {
-        crate_batches(&mut reader, &pieces, &mut d)
+        logged(crate64_log, crate_batches(&mut reader, &pieces, &mut d))
     });
     let pieces = structs.clone();
     let mut d = dst.clone();
-    c.variant("single_structs", move || one_by_one(&pieces, &mut d));
+    c.variant("single_structs", move || {
+        logged(single_structs_log, one_by_one(&pieces, &mut d))
+    });
     let mut reader =
         Reader::<_, _, BATCH, 256>::with_window(ProcessBackend::new(pid), vec![0u8; 4096]);
     let pieces = structs.clone();
     let mut d = dst.clone();
     c.variant("crate_structs", move || {
-        crate_batches(&mut reader, &pieces, &mut d)
+        logged(
+            crate_structs_log,
+            crate_batches(&mut reader, &pieces, &mut d),
+        )
     });
     let r = c.run(ctx.rounds(21, 3));
     r.emit_rate_ratio(pieces_per_sample as f64 / 1e6, "Mpieces/s");
     row(
         "batch",
         "syscall.crate64.rate_vs_raw64",
-        r.ratio("raw64") / r.ratio("crate64"),
+        paired(raw64_log, crate64_log),
         "x",
     );
     row(
         "batch",
         "syscall.crate_structs.rate_vs_single_structs",
-        r.ratio("single_structs") / r.ratio("crate_structs"),
+        paired(single_structs_log, crate_structs_log),
         "x",
     );
     drop(child);
@@ -387,6 +427,8 @@ fn file(ctx: &Ctx) {
     // would otherwise decide the comparison.
     let dest = RefCell::new(vec![0u8; BIG]);
     let dest = &dest;
+    let (ceiling_log, read_iter_log) = (Log::default(), Log::default());
+    let (ceiling_log, read_iter_log) = (&ceiling_log, &read_iter_log);
     let mut c = Compare::new("batch", "file", "naive");
     c.variant("naive", move || {
         let t = Instant::now();
@@ -414,7 +456,7 @@ fn file(ctx: &Ctx) {
             }
             off += n as u64;
         }
-        t.elapsed()
+        logged(ceiling_log, t.elapsed())
     });
     let geometry = Geometry::new(None, BIG, 1024).expect("valid geometry");
     let mut reader =
@@ -434,7 +476,7 @@ fn file(ctx: &Ctx) {
             off += BIG as u64;
         }
         black_box(ok);
-        t.elapsed()
+        logged(read_iter_log, t.elapsed())
     });
     let src = vec![0x5au8; BIG];
     let mut dst = vec![0u8; BIG];
@@ -462,7 +504,7 @@ fn file(ctx: &Ctx) {
     row(
         "batch",
         "file.read_iter.t_vs_ceiling",
-        r.ratio("read_iter") / r.ratio("ceiling"),
+        paired(read_iter_log, ceiling_log),
         "x",
     );
     drop(path);
