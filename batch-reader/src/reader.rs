@@ -391,10 +391,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         // The previous op's range; `u64::MAX` as its end never precedes an
         // op, since a readable op ends at most there.
         let (mut prev_start, mut prev_end) = (0u64, u64::MAX);
-        // The first backend call's ops (tags are indices in the call), built
-        // while checking.
-        let mut batch: heapless::Vec<ReadOp<'_>, F> = heapless::Vec::new();
-        for (tag, op) in window.iter_mut().enumerate() {
+        for op in window.iter() {
             let (addr, len) = (op.addr, op.buf.len() as u64);
             let Some(end) = addr.checked_add(len) else {
                 return false;
@@ -415,8 +412,12 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
             }
             (prev_start, prev_end) = (addr, end);
             bytes += len;
+        }
+        // The first backend call's ops; tags are indices in the call.
+        let mut batch: heapless::Vec<ReadOp<'_>, F> = heapless::Vec::new();
+        for (tag, op) in window.iter_mut().enumerate() {
             // Cannot fail: the window holds at most F ops.
-            let _ = batch.push(ReadOp::new(addr, &mut *op.buf, tag));
+            let _ = batch.push(ReadOp::new(op.addr, &mut *op.buf, tag));
         }
 
         let k = batch.len();
