@@ -313,7 +313,6 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
     ) {
         let geometry = self.backend.geometry();
         let mut cursor = Cursor { op: 0, offset: 0 };
-        let mut records: heapless::Vec<FragRecord, F> = heapless::Vec::new();
         while cursor.op < ops.len() {
             if direct && cursor.offset == 0 {
                 // The window the table would hold if every op is one fragment.
@@ -323,29 +322,43 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
                     continue;
                 }
             }
-            records.clear();
-            self.run_window(geometry, ops, &mut cursor, &mut records);
-            let mut i = 0;
-            while i < records.len() {
-                let op_index = records[i].op;
-                let mut j = i + 1;
-                while j < records.len() && records[j].op == op_index {
-                    j += 1;
-                }
-                let op = &ops[op_index];
-                let offset = records[i].offset;
-                let len = records[j - 1].offset + records[j - 1].len - offset;
-                done(Completion {
-                    tag: op.tag,
-                    addr: op.addr,
-                    op_len: op.buf.len(),
-                    offset,
-                    len,
-                    frags: &records[i..j],
-                    data: op.buf.get(offset..offset + len).unwrap_or(&[]),
-                });
-                i = j;
+            self.general_window(geometry, ops, &mut cursor, done);
+        }
+    }
+
+    /// One table-full from `cursor` by the general route, and its
+    /// completions. Kept out of line: its tables are large, and callers whose
+    /// windows take the direct route should not carry them on their stack.
+    #[inline(never)]
+    fn general_window<D: FnMut(Completion<'_>)>(
+        &mut self,
+        geometry: Geometry,
+        ops: &mut [ReadOp<'_>],
+        cursor: &mut Cursor,
+        done: &mut D,
+    ) {
+        let mut records: heapless::Vec<FragRecord, F> = heapless::Vec::new();
+        self.run_window(geometry, ops, cursor, &mut records);
+        let mut i = 0;
+        while i < records.len() {
+            let op_index = records[i].op;
+            let mut j = i + 1;
+            while j < records.len() && records[j].op == op_index {
+                j += 1;
             }
+            let op = &ops[op_index];
+            let offset = records[i].offset;
+            let len = records[j - 1].offset + records[j - 1].len - offset;
+            done(Completion {
+                tag: op.tag,
+                addr: op.addr,
+                op_len: op.buf.len(),
+                offset,
+                len,
+                frags: &records[i..j],
+                data: op.buf.get(offset..offset + len).unwrap_or(&[]),
+            });
+            i = j;
         }
     }
 

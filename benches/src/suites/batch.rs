@@ -171,6 +171,38 @@ fn seed(ctx: &Ctx) {
         black_box(sum);
         logged(batch_log, t.elapsed())
     });
+    // Not a contender: the batch API's shape without the crate. The same 64
+    // ops per chunk, built the same way, each filled by a plain copy from
+    // memory and consumed the same way. What the caller's side of a batch
+    // costs, the floor under `batch_api`.
+    c.variant("ops_by_hand", move || {
+        let mut bufs = [[0u8; 8]; BATCH];
+        let t = Instant::now();
+        let mut sum = 0u64;
+        for chunk in addrs.chunks(BATCH) {
+            let mut ops: [ReadOp<'_>; BATCH] = {
+                let mut it = bufs.iter_mut();
+                core::array::from_fn(|i| {
+                    let buf: &mut [u8] = it.next().map_or(&mut [], |b| &mut b[..]);
+                    ReadOp::new(chunk.get(i).copied().unwrap_or(0) as u64, buf, i)
+                })
+            };
+            let ops = black_box(&mut ops[..chunk.len()]);
+            for op in ops.iter_mut() {
+                let at = op.addr as usize;
+                if let Some(src) = mem.get(at..at + op.buf.len()) {
+                    op.buf.copy_from_slice(src);
+                }
+            }
+            for op in ops.iter() {
+                if let Ok(v) = <[u8; 8]>::try_from(&*op.buf) {
+                    sum = sum.wrapping_add(u64::from_ne_bytes(v));
+                }
+            }
+        }
+        black_box(sum);
+        t.elapsed()
+    });
     let r = c.run(ctx.rounds(31, 7));
     r.emit_rate_ratio(calls as f64 / 1e6, "Mcalls/s");
     row(
