@@ -1112,7 +1112,7 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig {
-            cases: if cfg!(miri) { 6 } else { 512 },
+            cases: if cfg!(miri) { 3 } else { 512 },
             failure_persistence: None,
             ..ProptestConfig::default()
         })]
