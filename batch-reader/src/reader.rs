@@ -396,6 +396,11 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
             Some((gap, room)) => (true, gap, room),
             None => (false, 0, 0),
         };
+        // Merges that a scattering backend takes straight into the buffers
+        // have a route of their own; merges through scratch go the general
+        // route.
+        let scatter = merging && gap == 0 && self.backend.scatters();
+        let mut any_merge = false;
         let max_transfer = geometry.max_transfer() as u64;
         // Bits above the boundary unit: an op stays in one unit when its
         // first and last byte agree on them.
@@ -421,10 +426,16 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
                 && end - prev_start <= room
                 && geometry.same_unit(prev_start, end)
             {
-                return false;
+                if !scatter {
+                    return false;
+                }
+                any_merge = true;
             }
             (prev_start, prev_end) = (addr, end);
             bytes += len;
+        }
+        if any_merge {
+            return self.read_scattered_direct(geometry, window, bytes, done);
         }
         // The first backend call's ops; tags are indices in the call.
         let mut batch: heapless::Vec<ReadOp<'_>, F> = heapless::Vec::new();
@@ -490,6 +501,209 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
             });
         }
         true
+    }
+
+    /// The direct route for a window of single-fragment ops some of which
+    /// merge, on a backend that scatters (gap 0): the runs of adjacent ops
+    /// that the planner would merge become one [`ScatterOp`] each, built
+    /// here while forming them, and go to the backend in one call. When
+    /// every run is taken and read whole, each op is complete; otherwise the
+    /// window continues on the general route from exactly the state its
+    /// first call would have left ([`scattered_rest`](Self::scattered_rest)).
+    ///
+    /// Returns `false`, having done nothing, if the runs do not fit in one
+    /// call (`max_ops`).
+    #[inline(never)]
+    fn read_scattered_direct<D: FnMut(Completion<'_>)>(
+        &mut self,
+        geometry: Geometry,
+        window: &mut [ReadOp<'_>],
+        bytes: u64,
+        done: &mut D,
+    ) -> bool {
+        let room = geometry.max_transfer() as u64;
+        // Each run: first op, number of ops, address, length.
+        let mut runs: heapless::Vec<(usize, usize, u64, usize), F> = heapless::Vec::new();
+        for (index, op) in window.iter().enumerate() {
+            let (addr, len) = (op.addr, op.buf.len());
+            let end = addr + len as u64;
+            if let Some(run) = runs.last_mut() {
+                // The planner's test, gap 0: starts where the run ends, and
+                // the run stays within max_transfer and one unit.
+                let run_end = run.2 + run.3 as u64;
+                if addr == run_end && end - run.2 <= room && geometry.same_unit(run.2, end) {
+                    run.1 += 1;
+                    run.3 += len;
+                    continue;
+                }
+            }
+            // Cannot fail: at most one run per op.
+            let _ = runs.push((index, 1, addr, len));
+        }
+        if runs.len() > geometry.max_ops() {
+            return false;
+        }
+
+        let k = window.len();
+        let mut n = Counters {
+            ops: k as u64,
+            fragments: k as u64,
+            bytes_requested: bytes,
+            backend_calls: 1,
+            ..Counters::default()
+        };
+        let mut results: heapless::Vec<(usize, Option<ReadErrorKind>), F> = heapless::Vec::new();
+        fill_unreported(&mut results, runs.len());
+        let accepted = {
+            let mut parts: heapless::Vec<&mut [u8], F> = heapless::Vec::new();
+            for op in window.iter_mut() {
+                // Cannot fail: at most F ops.
+                let _ = parts.push(&mut *op.buf);
+            }
+            let mut rest: &mut [&mut [u8]] = &mut parts;
+            let mut batch: heapless::Vec<ScatterOp<'_, '_>, F> = heapless::Vec::new();
+            for (tag, &(_, count, addr, _)) in runs.iter().enumerate() {
+                let (head, tail) = mem::take(&mut rest).split_at_mut(count);
+                rest = tail;
+                let _ = batch.push(ScatterOp {
+                    addr,
+                    parts: head,
+                    tag,
+                });
+            }
+            let accepted = self.backend.read_scattered(&mut batch, |r| {
+                if let Some(slot) = results.get_mut(r.tag) {
+                    *slot = (r.valid, r.error);
+                }
+            });
+            accepted.min(batch.len())
+        };
+        let whole = accepted == runs.len()
+            && runs
+                .iter()
+                .zip(results.iter())
+                .all(|(run, result)| result.0 >= run.3);
+        if !whole {
+            self.scattered_rest(geometry, window, &runs, &results, accepted, n, done);
+            return true;
+        }
+        for run in &runs {
+            n.backend_ops += 1;
+            n.bytes_read += run.3 as u64;
+            if run.1 >= 2 {
+                n.merged_reads += 1;
+                n.merged_ops += run.1 as u64;
+            }
+        }
+        self.counters.add(&n);
+        for (index, op) in window.iter().enumerate() {
+            let len = op.buf.len();
+            let record = FragRecord {
+                op: index,
+                offset: 0,
+                len,
+                valid: len,
+                error: None,
+            };
+            done(Completion {
+                tag: op.tag,
+                addr: op.addr,
+                op_len: len,
+                offset: 0,
+                len,
+                frags: core::slice::from_ref(&record),
+                data: &*op.buf,
+            });
+        }
+        true
+    }
+
+    /// [`read_scattered_direct`](Self::read_scattered_direct) when its call
+    /// did not read every run whole: applies the call's outcome as the
+    /// general route does (members read are complete, the others of a failed
+    /// run are retried alone, runs not taken wait; a call that took nothing
+    /// rejects the window), then lets the general route finish the window.
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn scattered_rest<D: FnMut(Completion<'_>)>(
+        &mut self,
+        geometry: Geometry,
+        window: &mut [ReadOp<'_>],
+        runs: &[(usize, usize, u64, usize)],
+        results: &[(usize, Option<ReadErrorKind>)],
+        accepted: usize,
+        mut n: Counters,
+        done: &mut D,
+    ) {
+        let mut records: heapless::Vec<FragRecord, F> = heapless::Vec::new();
+        let mut slots: heapless::Vec<Slot<'_>, F> = heapless::Vec::new();
+        for (index, op) in window.iter_mut().enumerate() {
+            push(
+                &mut records,
+                &mut slots,
+                FragRecord {
+                    op: index,
+                    offset: 0,
+                    len: op.buf.len(),
+                    valid: 0,
+                    error: None,
+                },
+                Slot {
+                    addr: op.addr,
+                    buf: &mut *op.buf,
+                    state: State::Pending,
+                },
+            );
+        }
+        for (&(first, count, addr, span), &result) in runs.iter().zip(results).take(accepted) {
+            let (valid, error) = normalize(Some(result), span);
+            n.backend_ops += 1;
+            n.bytes_read += span as u64;
+            if count == 1 {
+                slots[first].state = State::Done;
+                records[first].valid = valid;
+                records[first].error = error;
+                continue;
+            }
+            n.merged_reads += 1;
+            n.merged_ops += count as u64;
+            for (s, r) in slots[first..first + count]
+                .iter_mut()
+                .zip(&mut records[first..first + count])
+            {
+                let rel = (s.addr - addr) as usize;
+                let len = s.buf.len();
+                if rel + len <= valid {
+                    s.state = State::Done;
+                    r.valid = len;
+                    r.error = None;
+                } else {
+                    s.state = State::Retry;
+                }
+            }
+        }
+        self.counters.add(&n);
+        if accepted == 0 {
+            for r in records.iter_mut() {
+                r.valid = 0;
+                r.error = Some(ReadErrorKind::Rejected);
+            }
+        } else {
+            self.execute(geometry, &mut slots, &mut records);
+        }
+        drop(slots);
+        for (op, record) in window.iter().zip(records.iter()) {
+            done(Completion {
+                tag: op.tag,
+                addr: op.addr,
+                op_len: op.buf.len(),
+                offset: 0,
+                len: op.buf.len(),
+                frags: core::slice::from_ref(record),
+                data: &*op.buf,
+            });
+        }
     }
 
     /// The direct route after a first call that took only `first` of the
@@ -1062,6 +1276,22 @@ mod tests {
             )
     }
 
+    /// A case whose ops mostly follow each other, on a backend that
+    /// scatters, with gap 0: merged reads straight into the buffers.
+    fn merging_case() -> impl Strategy<Value = Case> {
+        case().prop_map(|mut c| {
+            c.gap = Some(0);
+            c.scatter = true;
+            for i in 1..c.ops.len() {
+                if i % 4 != 0 {
+                    let (addr, len) = c.ops[i - 1];
+                    c.ops[i].0 = addr.saturating_add(len as u64);
+                }
+            }
+            c
+        })
+    }
+
     fn run<const N: usize, const F: usize>(c: &Case, mem: &[u8], direct: bool) -> Run {
         let g = Geometry::new(c.boundary, c.max_transfer, c.max_ops).expect("valid geometry");
         let mut inner = MemoryBackend::new(mem, g);
@@ -1124,6 +1354,13 @@ mod tests {
             prop_assert_eq!(run::<5, 4>(&c, &mem, true), run::<5, 4>(&c, &mem, false));
             prop_assert_eq!(run::<40, 1>(&c, &mem, true), run::<40, 1>(&c, &mem, false));
         }
+
+        #[test]
+        fn scattered_direct_route_matches_general_route(c in merging_case()) {
+            let mem: Vec<u8> = (0..300u32).map(|i| (i * 7 + 1) as u8).collect();
+            prop_assert_eq!(run::<16, 64>(&c, &mem, true), run::<16, 64>(&c, &mem, false));
+            prop_assert_eq!(run::<5, 4>(&c, &mem, true), run::<5, 4>(&c, &mem, false));
+        }
     }
 
     #[test]
@@ -1139,15 +1376,20 @@ mod tests {
         let direct = reader.read_direct(g, &mut ops, &mut |_| calls += 1);
         assert!(direct);
         assert_eq!(calls, 2);
-        // Adjacent ops would merge: not direct, nothing done.
+        // Adjacent ops that merge through scratch: not direct, nothing done.
         let (mut a, mut b) = ([0u8; 4], [0u8; 4]);
         let mut ops = [ReadOp::new(0, &mut a, 0), ReadOp::new(4, &mut b, 1)];
-        reader.set_policy(CoalescePolicy::with_gap(0));
-        let mut scatter = MemoryBackend::new(&mem, g);
-        scatter.set_scatter(true);
-        let mut reader: Reader<_, _> = Reader::new(scatter, [0u8; 0]);
+        let mut scratch = MemoryBackend::new(&mem, g);
+        scratch.set_scatter(false);
+        let mut reader: Reader<_, _> = Reader::new(scratch, [0u8; 64]);
         assert!(!reader.read_direct(g, &mut ops, &mut |_| calls += 1));
         assert_eq!(calls, 2);
         assert_eq!(reader.counters(), Counters::default());
+        // The same on a backend that scatters: direct, one merged read.
+        let mut reader: Reader<_, _> = Reader::new(MemoryBackend::new(&mem, g), [0u8; 0]);
+        assert!(reader.read_direct(g, &mut ops, &mut |_| calls += 1));
+        assert_eq!(calls, 4);
+        let c = reader.counters();
+        assert_eq!((c.backend_calls, c.merged_reads, c.merged_ops), (1, 1, 2));
     }
 }
