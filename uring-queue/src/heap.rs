@@ -1,7 +1,7 @@
 //! Storage on the heap, shared by the two halves through an `Arc`.
 
 use crate::loom::{AccessTracker, Arc, UnsafeCell};
-use crate::raw::{CachePadded, IndexLine, MAX_CAPACITY, RawRing};
+use crate::raw::{CachePadded, Geometry, IndexLine, MAX_CAPACITY, RawRing};
 use crate::{CapacityError, Consumer, Producer};
 use alloc::boxed::Box;
 use alloc::vec::Vec;
@@ -11,9 +11,13 @@ use core::ptr::NonNull;
 use zerocopy::{FromBytes, IntoBytes};
 
 /// Heap storage of one ring, freed when both halves are gone.
+#[repr(C)]
 pub(crate) struct Storage<T> {
     producer: CachePadded<IndexLine>,
     consumer: CachePadded<IndexLine>,
+    /// Read by the halves on every operation, never written after `new`:
+    /// after the two padded lines, so on a line neither half writes.
+    geometry: Geometry<T>,
     /// From `Box::into_raw`, freed in `Drop`. Raw so that the halves' pointers
     /// into it are never invalidated by a move of an owning `Box`.
     slots: NonNull<[UnsafeCell<T>]>,
@@ -95,26 +99,32 @@ impl<T: Copy + FromBytes + IntoBytes + Send> HeapRing<T> {
         let trackers: Box<[AccessTracker]> = (0..capacity).map(|_| AccessTracker::new()).collect();
         #[cfg(not(loom))]
         let trackers: Box<[AccessTracker]> = Box::new([]);
+        // SAFETY: `Box::into_raw` never returns null.
+        let slots = unsafe { NonNull::new_unchecked(Box::into_raw(slots)) };
+        // SAFETY: as above.
+        let trackers = unsafe { NonNull::new_unchecked(Box::into_raw(trackers)) };
         let storage = Arc::new(Storage {
             producer: CachePadded(IndexLine::new()),
             consumer: CachePadded(IndexLine::new()),
-            // SAFETY: `Box::into_raw` never returns null.
-            slots: unsafe { NonNull::new_unchecked(Box::into_raw(slots)) },
-            // SAFETY: as above.
-            trackers: unsafe { NonNull::new_unchecked(Box::into_raw(trackers)) },
+            geometry: Geometry::new(
+                slots.cast::<T>(),
+                trackers.cast::<AccessTracker>(),
+                capacity as u32,
+            ),
+            slots,
+            trackers,
         });
-        // SAFETY: the lines live in the `Arc`'s allocation and the slots in
-        // their own, both kept alive by the `Arc` clones the halves hold; the
-        // slots are `capacity` contiguous zeroed (valid) `T`s; the trackers
-        // are `capacity` long under loom and zero-sized otherwise; the indices
+        // SAFETY: the lines and the geometry live in the `Arc`'s allocation
+        // and the slots in their own, all kept alive by the `Arc` clones the
+        // halves hold, and the geometry is never written again; the slots are
+        // `capacity` contiguous zeroed (valid) `T`s; the trackers are
+        // `capacity` long under loom and zero-sized otherwise; the indices
         // start equal; and this is the only producer and consumer.
         unsafe {
-            let raw = RawRing::new(
+            let raw = RawRing::with_stored_geometry(
                 NonNull::from(&storage.producer.0),
                 NonNull::from(&storage.consumer.0),
-                storage.slots.cast::<T>(),
-                storage.trackers.cast::<AccessTracker>(),
-                capacity as u32,
+                NonNull::from(&storage.geometry),
             );
             Ok((
                 Producer::new(raw, 0, 0, Some(storage.clone())),

@@ -1,7 +1,7 @@
 //! Storage inside the value itself: no allocation, usable from a `static`.
 
 use crate::loom::{AccessTracker, Ordering, UnsafeCell};
-use crate::raw::{CachePadded, IndexLine, MAX_CAPACITY, RawRing};
+use crate::raw::{CachePadded, Geometry, IndexLine, MAX_CAPACITY, RawRing};
 use crate::{Consumer, Producer};
 use core::fmt;
 use core::ptr::{NonNull, addr_of_mut};
@@ -45,6 +45,9 @@ use zerocopy::{FromBytes, IntoBytes};
 /// ```
 #[repr(C)]
 pub struct Ring<T, const N: usize> {
+    /// Set by `split`, read by the halves on every operation, written by no
+    /// one while they exist: a line of its own.
+    geometry: CachePadded<Geometry<T>>,
     producer: CachePadded<IndexLine>,
     consumer: CachePadded<IndexLine>,
     slots: [UnsafeCell<T>; N],
@@ -75,8 +78,12 @@ impl<T: Copy + FromBytes + IntoBytes, const N: usize> Ring<T, N> {
     /// An empty ring. Slots start zeroed, a valid value of every `T` here.
     #[cfg(not(loom))]
     pub const fn new() -> Self {
-        let _ = Self::CAPACITY;
         Self {
+            geometry: CachePadded(Geometry::new(
+                NonNull::dangling(),
+                NonNull::dangling(),
+                Self::CAPACITY,
+            )),
             producer: CachePadded(IndexLine::new()),
             consumer: CachePadded(IndexLine::new()),
             // SAFETY: `T: FromBytes` (so `FromZeros`): all-zero bytes are a
@@ -89,8 +96,12 @@ impl<T: Copy + FromBytes + IntoBytes, const N: usize> Ring<T, N> {
     /// An empty ring (loom build: loom's atomics are not `const`).
     #[cfg(loom)]
     pub fn new() -> Self {
-        let _ = Self::CAPACITY;
         Self {
+            geometry: CachePadded(Geometry::new(
+                NonNull::dangling(),
+                NonNull::dangling(),
+                Self::CAPACITY,
+            )),
             producer: CachePadded(IndexLine::new()),
             consumer: CachePadded(IndexLine::new()),
             slots: core::array::from_fn(|_| UnsafeCell::new(T::new_zeroed())),
@@ -114,17 +125,23 @@ impl<T: Copy + FromBytes + IntoBytes, const N: usize> Ring<T, N> {
         let head = self.consumer.0.index.load(Ordering::Relaxed);
         let this: *mut Self = self;
         // SAFETY: `this` comes from `&mut self`, so the field pointers are
-        // valid and non-null, and stay so for the borrow the halves carry. The
-        // slots array holds `N` contiguous initialised `T`s (`UnsafeCell` is
-        // `repr(transparent)`), and `trackers` holds `N` trackers. Indices were
-        // last written by halves of this ring, so `tail - head <= N`.
+        // valid and non-null, and stay so for the borrow the halves carry; no
+        // half exists yet, so writing the geometry races with nothing, and
+        // none is written again while the halves (which borrow the ring)
+        // exist. The slots array holds `N` contiguous initialised `T`s
+        // (`UnsafeCell` is `repr(transparent)`), and `trackers` holds `N`
+        // trackers. Indices were last written by halves of this ring, so
+        // `tail - head <= N`.
         unsafe {
-            let raw = RawRing::new(
-                NonNull::new_unchecked(addr_of_mut!((*this).producer.0)),
-                NonNull::new_unchecked(addr_of_mut!((*this).consumer.0)),
+            (*this).geometry.0 = Geometry::new(
                 NonNull::new_unchecked(addr_of_mut!((*this).slots).cast::<T>()),
                 NonNull::new_unchecked(addr_of_mut!((*this).trackers).cast::<AccessTracker>()),
                 cap,
+            );
+            let raw = RawRing::with_stored_geometry(
+                NonNull::new_unchecked(addr_of_mut!((*this).producer.0)),
+                NonNull::new_unchecked(addr_of_mut!((*this).consumer.0)),
+                NonNull::new_unchecked(addr_of_mut!((*this).geometry.0)),
             );
             (
                 Producer::new(raw, tail, head, None),

@@ -55,23 +55,86 @@ impl IndexLine {
     }
 }
 
-/// Pointers to one ring's index lines and slots.
+/// Where a ring's slots are: the first slot, the loom trackers and the mask.
 ///
-/// Invariant (established by [`RawRing::new`]'s caller and kept by whoever
-/// owns the storage for as long as a half holds a copy): both lines are valid
-/// `IndexLine`s, `data` points to `capacity` initialised, contiguous `T`s that
-/// only the halves access, `trackers` to `capacity` trackers (dangling is fine
-/// when `AccessTracker` is zero-sized), and `capacity` is a power of two no
-/// larger than [`MAX_CAPACITY`].
+/// Written once, before any half exists, and only read afterwards. The inline
+/// and heap rings keep it in their storage, on a line of its own that no one
+/// writes, and the halves reach it through a pointer (see [`RawRing`]).
 #[derive(Debug)]
-pub(crate) struct RawRing<T> {
-    producer: NonNull<IndexLine>,
-    consumer: NonNull<IndexLine>,
+pub(crate) struct Geometry<T> {
     data: NonNull<T>,
+    /// Read only by loom's slot tracking.
+    #[cfg_attr(not(loom), allow(dead_code))]
     trackers: NonNull<AccessTracker>,
     /// `capacity - 1`, kept instead of the capacity so the slot index is one
     /// `and` on the hot path.
     mask: u32,
+}
+
+impl<T> Clone for Geometry<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Geometry<T> {}
+
+impl<T> Geometry<T> {
+    /// A geometry of `capacity` slots from `data`, with `trackers` (dangling
+    /// outside loom). Valid only as far as the pointers are; see [`RawRing`].
+    pub(crate) const fn new(
+        data: NonNull<T>,
+        trackers: NonNull<AccessTracker>,
+        capacity: u32,
+    ) -> Self {
+        Self {
+            data,
+            trackers,
+            mask: capacity.wrapping_sub(1),
+        }
+    }
+}
+
+/// Where a half finds the geometry.
+#[derive(Debug)]
+enum Locus<T> {
+    /// In the ring's storage, which outlives the halves (inline and heap
+    /// rings).
+    Stored(NonNull<Geometry<T>>),
+    /// Carried in the half itself (shared regions: the only memory that
+    /// outlives the halves there is the region, which the peer can write, so
+    /// the validated geometry cannot live in it).
+    Carried(Geometry<T>),
+}
+
+impl<T> Clone for Locus<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Locus<T> {}
+
+/// Pointers to one ring's index lines, and its geometry.
+///
+/// Invariant (established by the constructors' callers and kept by whoever
+/// owns the storage for as long as a half holds a copy): both lines are valid
+/// `IndexLine`s, a stored geometry is valid and never written while a half
+/// exists, the geometry's `data` points to `capacity` initialised, contiguous
+/// `T`s that only the halves access, `trackers` to `capacity` trackers
+/// (dangling is fine when `AccessTracker` is zero-sized), and `capacity` is a
+/// power of two no larger than [`MAX_CAPACITY`].
+///
+/// Why a stored geometry is reached through a pointer rather than copied into
+/// each half: with the slot pointer and mask copied into the half, the
+/// two-thread element-wise benchmark ran 5 to 8 times slower than with them
+/// one pointer away (rtrb's layout), in every configuration tried
+/// (docs/benchmarks.md, `spsc`). The pointer costs one L1 load per operation.
+#[derive(Debug)]
+pub(crate) struct RawRing<T> {
+    producer: NonNull<IndexLine>,
+    consumer: NonNull<IndexLine>,
+    geometry: Locus<T>,
 }
 
 impl<T> Clone for RawRing<T> {
@@ -83,6 +146,8 @@ impl<T> Clone for RawRing<T> {
 impl<T> Copy for RawRing<T> {}
 
 impl<T> RawRing<T> {
+    /// A ring that carries its geometry (for shared regions).
+    ///
     /// # Safety
     ///
     /// The pointers must satisfy the type's invariant for as long as any copy
@@ -99,20 +164,47 @@ impl<T> RawRing<T> {
         Self {
             producer,
             consumer,
-            data,
-            trackers,
-            mask: capacity - 1,
+            geometry: Locus::Carried(Geometry::new(data, trackers, capacity)),
+        }
+    }
+
+    /// A ring whose geometry lives in its storage.
+    ///
+    /// # Safety
+    ///
+    /// As for [`RawRing::new`]; in addition `geometry` must stay valid, and
+    /// unwritten, for as long as any copy of the returned value is used.
+    pub(crate) unsafe fn with_stored_geometry(
+        producer: NonNull<IndexLine>,
+        consumer: NonNull<IndexLine>,
+        geometry: NonNull<Geometry<T>>,
+    ) -> Self {
+        Self {
+            producer,
+            consumer,
+            geometry: Locus::Stored(geometry),
+        }
+    }
+
+    /// The ring's geometry.
+    #[inline(always)]
+    fn geometry(&self) -> &Geometry<T> {
+        match &self.geometry {
+            // SAFETY: a stored geometry stays valid and unwritten while a copy
+            // of `self` is used (type invariant).
+            Locus::Stored(g) => unsafe { g.as_ref() },
+            Locus::Carried(g) => g,
         }
     }
 
     #[inline(always)]
     pub(crate) fn capacity(&self) -> u32 {
-        self.mask + 1
+        self.geometry().mask + 1
     }
 
     #[inline(always)]
     fn mask(&self) -> u32 {
-        self.mask
+        self.geometry().mask
     }
 
     /// The producer's index line.
@@ -151,7 +243,7 @@ impl<T> RawRing<T> {
         let i = (index & self.mask()) as usize;
         // SAFETY: `i < capacity` and `data` points to `capacity` contiguous
         // `T`s (type invariant), so the offset stays inside that allocation.
-        unsafe { self.data.as_ptr().add(i) }
+        unsafe { self.geometry().data.as_ptr().add(i) }
     }
 
     /// Tells loom about an access to slots `index..index + len` (wrapping).
@@ -161,7 +253,7 @@ impl<T> RawRing<T> {
             let i = (index.wrapping_add(k) & self.mask()) as usize;
             // SAFETY: `i < capacity`; under loom `trackers` points to
             // `capacity` of them (type invariant).
-            let t = unsafe { &*self.trackers.as_ptr().add(i) };
+            let t = unsafe { &*self.geometry().trackers.as_ptr().add(i) };
             if write { t.write() } else { t.read() }
         }
     }
@@ -169,9 +261,7 @@ impl<T> RawRing<T> {
     /// Tells loom about an access to slots (nothing to do without loom).
     #[cfg(not(loom))]
     #[inline(always)]
-    pub(crate) fn track(&self, _index: u32, _len: u32, _write: bool) {
-        let _ = self.trackers;
-    }
+    pub(crate) fn track(&self, _index: u32, _len: u32, _write: bool) {}
 
     /// Writes `value` to the slot of `index`.
     ///
@@ -212,6 +302,6 @@ impl<T> RawRing<T> {
     /// The pointer to slot 0.
     #[inline(always)]
     pub(crate) fn base(&self) -> *mut T {
-        self.data.as_ptr()
+        self.geometry().data.as_ptr()
     }
 }
