@@ -14,9 +14,13 @@ use alloc::vec::Vec;
 use core::ptr::NonNull;
 use io_traits::BufferError;
 
-/// Bytes of system memory zero-filled at a time ahead of the writes.
+/// Bytes of system memory zero-filled at a time ahead of the writes: enough
+/// that a message of a few kibibytes takes the slow path once or twice, not
+/// once per kibibyte (each trip costs about as much as a hundred appends),
+/// and few enough that the zeroed bytes are still in the cache when they are
+/// written.
 #[cfg(feature = "alloc")]
-const HEAP_STEP: usize = 1024;
+const HEAP_STEP: usize = 16 * 1024;
 
 /// Where the pending message lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -257,9 +261,9 @@ impl<M: SlotMap> Producer<M> {
 
     /// Zero-fills `heap` (whose capacity is at least `need`) to at least
     /// `need` bytes, and at most `HEAP_STEP` bytes past its length or up to
-    /// its capacity: the bytes are initialised just before they are written,
-    /// while the cache line is hot, instead of in one pass over the whole
-    /// reservation.
+    /// its capacity: the bytes are initialised shortly before they are
+    /// written, while they are still in the cache, and a large reservation is
+    /// not zeroed more than one step past what the message uses.
     #[cfg(feature = "alloc")]
     fn zero_heap_to(&mut self, need: usize) {
         let step = self.heap.len().saturating_add(HEAP_STEP);

@@ -524,8 +524,8 @@ fn front_group_becomes_back_group_when_back_empties() {
     );
 }
 
-/// A long message in system memory, written in small pieces: it crosses the
-/// zero-filled part of its buffer and the buffer's capacity many times.
+/// A long message in system memory, written in small pieces: it crosses its
+/// buffer's capacity many times.
 #[test]
 fn long_messages_in_system_memory_keep_their_bytes() {
     let mut pool = BufferPool::new(16);
@@ -545,4 +545,40 @@ fn long_messages_in_system_memory_keep_their_bytes() {
     assert!(!a.is_pooled() && !b.is_pooled());
     assert_eq!((a.len(), b.len()), (5000, 3000));
     assert_eq!((a.as_ref(), b.as_ref()), (&long[..], shorter));
+}
+
+/// Messages in system memory longer than the part zero-filled at a time
+/// (16 KiB): the first grows its buffer many times, the second starts with
+/// room for all of it and crosses the zero-filled part (twice, once under
+/// Miri); both keep every byte, and every byte handed out in system memory
+/// is zeroed.
+#[test]
+fn system_memory_messages_longer_than_the_zero_step_keep_their_bytes() {
+    // Shorter messages (still past one step) and larger pieces under Miri,
+    // which runs this slowly.
+    let (len, small, large) = if cfg!(miri) {
+        (20_000, 61, 97)
+    } else {
+        (40_000, 7, 13)
+    };
+    let mut pool = BufferPool::new(16);
+    let first: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+    for chunk in first.chunks(small) {
+        let bytes = pool.get_writable(chunk.len());
+        let zeroed = bytes.iter().all(|&b| b == 0);
+        bytes.copy_from_slice(chunk);
+        assert!(zeroed || !pool.is_alloc_mode());
+    }
+    let a = pool.get_data_owned();
+    let second: Vec<u8> = (1..len).map(|i| (i % 241) as u8 ^ 0x5a).collect();
+    for chunk in second.chunks(large) {
+        let bytes = pool.get_writable(chunk.len());
+        let zeroed = bytes.iter().all(|&b| b == 0);
+        bytes.copy_from_slice(chunk);
+        assert!(zeroed || !pool.is_alloc_mode());
+    }
+    assert!(pool.is_alloc_mode());
+    let b = pool.get_data_owned();
+    assert!(!a.is_pooled() && !b.is_pooled());
+    assert_eq!((a.as_ref(), b.as_ref()), (&first[..], &second[..]));
 }
