@@ -18,11 +18,13 @@
 //! backlog is drained untimed after each sample).
 //!
 //! Rows: `pool <pattern>.<variant>.t_vs_buffer_sv2` (median paired time
-//! ratio), `.median` (µs per sample), and `.heap_share` (fraction of messages
-//! whose bytes came from the heap rather than pool memory).
+//! ratio), `.median` (µs per sample), `.heap_share` (fraction of messages
+//! whose bytes came from the heap rather than pool memory), and for the two
+//! buffer-pool variants the median paired time ratio to the other
+//! yardstick: `.t_vs_vec`, or `.t_vs_sv2_system_memory` for `held_1ms`.
 
 use crate::harness::{Compare, Ctx, row};
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::hint::black_box;
 use std::rc::Rc;
@@ -250,8 +252,16 @@ enum Pattern {
     WaitDrop(Duration),
 }
 
-/// Heap and total message counts over every sample of one variant.
-type Tally = Rc<Cell<(u64, u64)>>;
+/// Heap and total message counts over every sample of one variant, and the
+/// time of each sample in order (the first is the harness's warm-up; the
+/// `k`-th of every variant belong to the same round).
+#[derive(Default)]
+struct Record {
+    counts: Cell<(u64, u64)>,
+    times: RefCell<Vec<Duration>>,
+}
+
+type Tally = Rc<Record>;
 
 /// Times one sample of `pattern` with `v`.
 fn sample<V: Variant>(
@@ -291,8 +301,9 @@ fn sample<V: Variant>(
     if let Some(h) = holder {
         h.wait_idle();
     }
-    let (h, n) = tally.get();
-    tally.set((h + heap, n + 2 * lens.len() as u64));
+    let (h, n) = tally.counts.get();
+    tally.counts.set((h + heap, n + 2 * lens.len() as u64));
+    tally.times.borrow_mut().push(elapsed);
     elapsed
 }
 
@@ -400,20 +411,36 @@ fn run_pattern(ctx: &Ctx, test: &str, pattern: Pattern, iterations: usize, round
     let _ = ctx;
     results.emit_time_ratio();
     // The other yardsticks: the plain `Vec` for the single-thread
-    // pattern, `BufferFromSystemMemory` for the 1 ms hold. The harness keeps
-    // only per-variant medians, so these are ratios of medians.
+    // pattern, `BufferFromSystemMemory` for the 1 ms hold. Paired as the
+    // anchor is: the median over rounds of the two times of the same round.
     let other = if test == "held_1ms" {
         "sv2_system_memory"
     } else {
         "vec"
     };
+    let times = |name: &str| {
+        tallies
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, t)| t.times.borrow().clone())
+            .unwrap_or_default()
+    };
+    let theirs = times(other);
     for name in ["buffer_pool", "buffer_pool_64"] {
-        let ratio =
-            results.median(name).as_secs_f64() / results.median(other).as_secs_f64().max(1e-12);
+        let ours = times(name);
+        // Skip the warm-up sample; round k is sample k + 1 of each variant.
+        let mut ratios: Vec<f64> = ours
+            .iter()
+            .zip(&theirs)
+            .skip(1)
+            .map(|(a, b)| a.as_secs_f64() / b.as_secs_f64().max(1e-12))
+            .collect();
+        ratios.sort_by(f64::total_cmp);
+        let ratio = ratios.get(ratios.len() / 2).copied().unwrap_or(f64::NAN);
         row("pool", &format!("{test}.{name}.t_vs_{other}"), ratio, "x");
     }
     for (name, tally) in tallies {
-        let (heap, total) = tally.get();
+        let (heap, total) = tally.counts.get();
         row(
             "pool",
             &format!("{test}.{name}.heap_share"),
