@@ -38,6 +38,6 @@ fuzz_target!(|input: (u8, Vec<(bool, Vec<u8>)>)| {
         assert_eq!(fixed.get_data_by_ref_(usize::MAX), &model[..]);
     }
     assert_eq!(ours_storage, std_storage);
-    assert_eq!(fixed.get_data_owned().as_ref(), &model[..]);
+    assert_eq!(fixed.get_data_owned().as_slice(), &model[..]);
     assert!(fixed.is_empty());
 });
