@@ -406,6 +406,9 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         // first and last byte agree on them.
         let unit = !geometry.boundary().map_or(u64::MAX, |b| b - 1);
         let mut bytes = 0u64;
+        // The previous op's range; `u64::MAX` as its end never precedes an
+        // op, since a readable op ends at most there.
+        let (mut prev_start, mut prev_end) = (0u64, u64::MAX);
         for op in window.iter() {
             let (addr, len) = (op.addr, op.buf.len() as u64);
             let Some(end) = addr.checked_add(len) else {
@@ -416,27 +419,20 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
             if len.wrapping_sub(1) >= max_transfer || (addr ^ (end - 1)) & unit != 0 {
                 return false;
             }
-            bytes += len;
-        }
-        if merging {
-            for pair in window.windows(2) {
-                let [prev, op] = pair else { break };
-                // Neither end overflows: checked above.
-                let (prev_start, prev_end) = (prev.addr, prev.addr + prev.buf.len() as u64);
-                let (addr, end) = (op.addr, op.addr + op.buf.len() as u64);
-                // The planner's test for extending a read at `prev` by `op`.
-                if addr.wrapping_sub(prev_end) <= gap
-                    && addr >= prev_end
-                    && end - prev_start <= room
-                    && geometry.same_unit(prev_start, end)
-                {
-                    if !scatter {
-                        return false;
-                    }
-                    any_merge = true;
-                    break;
+            // The planner's test for extending a read at `prev` by `op`.
+            if merging
+                && addr.wrapping_sub(prev_end) <= gap
+                && addr >= prev_end
+                && end - prev_start <= room
+                && geometry.same_unit(prev_start, end)
+            {
+                if !scatter {
+                    return false;
                 }
+                any_merge = true;
             }
+            (prev_start, prev_end) = (addr, end);
+            bytes += len;
         }
         if any_merge {
             return self.read_scattered_direct(geometry, window, bytes, done);
