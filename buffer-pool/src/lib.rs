@@ -7,6 +7,9 @@ extern crate alloc;
 #[cfg(any(test, feature = "std"))]
 extern crate std;
 
+#[macro_use]
+mod forward;
+
 mod control;
 mod layout;
 mod loom;

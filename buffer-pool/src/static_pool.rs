@@ -211,34 +211,7 @@ impl<M: SlotMap> Buffer for StaticBufferPool<M> {
         }
     }
 
-    #[inline]
-    fn try_get_writable(&mut self, len: usize) -> Result<&mut [u8], BufferError> {
-        self.producer.try_get_writable(len)
-    }
-
-    #[inline]
-    fn get_data_owned(&mut self) -> Slice<M> {
-        self.producer.get_data_owned()
-    }
-
-    fn get_data_by_ref(&mut self, len: usize) -> &mut [u8] {
-        let bytes = self.producer.pending_mut();
-        let n = len.min(bytes.len());
-        &mut bytes[..n]
-    }
-
-    fn get_data_by_ref_(&self, len: usize) -> &[u8] {
-        let bytes = self.producer.pending();
-        &bytes[..len.min(bytes.len())]
-    }
-
-    fn len(&self) -> usize {
-        self.producer.len()
-    }
-
-    fn danger_set_start(&mut self, index: usize) {
-        self.producer.set_view(index);
-    }
+    forward_buffer_methods!();
 
     /// Always true: the storage is `'static`.
     fn is_droppable(&self) -> bool {
@@ -246,21 +219,7 @@ impl<M: SlotMap> Buffer for StaticBufferPool<M> {
     }
 }
 
-/// The pending message from the start set by
-/// [`danger_set_start`](Buffer::danger_set_start) on.
-impl<M: SlotMap> AsRef<[u8]> for StaticBufferPool<M> {
-    fn as_ref(&self) -> &[u8] {
-        self.producer.view()
-    }
-}
-
-/// The pending message from the start set by
-/// [`danger_set_start`](Buffer::danger_set_start) on.
-impl<M: SlotMap> AsMut<[u8]> for StaticBufferPool<M> {
-    fn as_mut(&mut self) -> &mut [u8] {
-        self.producer.view_mut()
-    }
-}
+forward_views!(StaticBufferPool);
 
 impl<M: SlotMap> Drop for StaticBufferPool<M> {
     fn drop(&mut self) {
