@@ -126,10 +126,11 @@ impl<T> Copy for Locus<T> {}
 /// power of two no larger than [`MAX_CAPACITY`].
 ///
 /// Why a stored geometry is reached through a pointer rather than copied into
-/// each half: with the slot pointer and mask copied into the half, the
-/// two-thread element-wise benchmark ran 5 to 8 times slower than with them
-/// one pointer away (rtrb's layout), in every configuration tried
-/// (docs/benchmarks.md, `spsc`). The pointer costs one L1 load per operation.
+/// each half: with the slot pointer and mask copied into the half, a
+/// standalone two-thread element-wise loop ran 3 to 5 times slower than with
+/// them one pointer away (rtrb's layout); the `spsc` suite's own figure did
+/// not move (docs/benchmarks.md, `spsc`). The pointer costs one L1 load per
+/// operation.
 #[derive(Debug)]
 pub(crate) struct RawRing<T> {
     producer: NonNull<IndexLine>,
