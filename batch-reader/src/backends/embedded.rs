@@ -110,16 +110,8 @@ impl<T: Read + Seek> ReadBackend for EmbeddedIoBackend<T> {
         self.geometry
     }
 
-    fn read_batch<R: FnMut(Report)>(&mut self, ops: &mut [ReadOp<'_>], mut report: R) -> usize {
-        let n = ops.len().min(self.geometry.max_ops());
-        for op in &mut ops[..n] {
-            let (valid, error) = self.read_one(op.addr, op.buf);
-            report(Report {
-                tag: op.tag,
-                valid,
-                error,
-            });
-        }
-        n
+    fn read_batch<R: FnMut(Report)>(&mut self, ops: &mut [ReadOp<'_>], report: R) -> usize {
+        let max_ops = self.geometry.max_ops();
+        super::one_by_one(ops, max_ops, |addr, buf| self.read_one(addr, buf), report)
     }
 }
