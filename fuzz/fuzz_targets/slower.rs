@@ -22,7 +22,7 @@ use arbitrary::Arbitrary;
 use buffer_pool::{Buffer, BufferPool, Slice, SlotMap};
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{self, Sender};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -48,58 +48,9 @@ struct Message {
     fill: u8,
 }
 
-type Held = Box<dyn AsRef<[u8]> + Send>;
-
-enum Cmd {
-    Hold(Held, Vec<u8>, Instant),
-    Flush(Sender<()>),
-}
-
-fn check(slice: &Held, bytes: &[u8], when: &str) {
-    assert!(
-        slice.as_ref().as_ref() == bytes,
-        "slice bytes changed {when}"
-    );
-}
-
-fn worker(rx: Receiver<Cmd>) {
-    let mut held: Vec<(Held, Vec<u8>, Instant)> = Vec::new();
-    loop {
-        let cmd = match held.iter().map(|h| h.2).min() {
-            Some(due) => match rx.recv_timeout(due.saturating_duration_since(Instant::now())) {
-                Ok(cmd) => Some(cmd),
-                Err(RecvTimeoutError::Timeout) => None,
-                Err(RecvTimeoutError::Disconnected) => return,
-            },
-            None => match rx.recv() {
-                Ok(cmd) => Some(cmd),
-                Err(_) => return,
-            },
-        };
-        match cmd {
-            Some(Cmd::Hold(slice, bytes, due)) => {
-                check(&slice, &bytes, "on its way to another core");
-                held.push((slice, bytes, due));
-            }
-            Some(Cmd::Flush(ack)) => {
-                for (slice, bytes, _) in held.drain(..) {
-                    check(&slice, &bytes, "while held on another core");
-                }
-                ack.send(()).unwrap();
-            }
-            None => {}
-        }
-        let now = Instant::now();
-        held.retain(|(slice, bytes, due)| {
-            if *due <= now {
-                check(slice, bytes, "while held on another core");
-                false
-            } else {
-                true
-            }
-        });
-    }
-}
+#[path = "common/holder.rs"]
+mod holder;
+use holder::{Cmd, worker};
 
 /// Three workers pinned to cores other than the producer's (round robin
 /// over the other cores; on a one-core machine they share it).
@@ -119,7 +70,7 @@ fn workers() -> &'static [Sender<Cmd>] {
                     if let Some(core) = core {
                         core_affinity::set_for_current(core);
                     }
-                    worker(rx)
+                    worker(rx, "core")
                 });
                 tx
             })
