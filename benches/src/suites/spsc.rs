@@ -86,150 +86,79 @@ pub fn run(ctx: &Ctx) {
     roundtrip(ctx.pick(20_000, 2_000), rounds);
 }
 
+/// Producer side of `elementwise`: pushes `0..m` one at a time, spinning
+/// while `push` (one attempt) fails.
+#[inline(always)]
+fn push_each(m: u64, mut push: impl FnMut(u64) -> bool) {
+    for i in 0..m {
+        while !push(i) {
+            spin_loop();
+        }
+    }
+}
+
+/// Consumer side of `elementwise`: pops `m` values one at a time, spinning
+/// while `pop` (one attempt) finds nothing, and checks their sum.
+#[inline(always)]
+fn pop_each(m: u64, mut pop: impl FnMut() -> Option<u64>) {
+    let (mut sum, mut n) = (0u64, 0);
+    while n < m {
+        match pop() {
+            Some(v) => {
+                sum = sum.wrapping_add(v);
+                n += 1;
+            }
+            None => spin_loop(),
+        }
+    }
+    done(sum, m);
+}
+
 fn elementwise(m: u64, rounds: usize) {
     let mut c = Compare::new("spsc", "elementwise", "rtrb");
     c.variant("rtrb", || {
         let (mut tx, mut rx) = rtrb::RingBuffer::<u64>::new(CAP);
         timed_pair(
-            move || {
-                for i in 0..m {
-                    while tx.push(i).is_err() {
-                        spin_loop();
-                    }
-                }
-            },
-            move || {
-                let (mut sum, mut n) = (0u64, 0);
-                while n < m {
-                    match rx.pop() {
-                        Ok(v) => {
-                            sum = sum.wrapping_add(v);
-                            n += 1;
-                        }
-                        Err(_) => spin_loop(),
-                    }
-                }
-                done(sum, m);
-            },
+            move || push_each(m, |v| tx.push(v).is_ok()),
+            move || pop_each(m, || rx.pop().ok()),
         )
     });
     c.variant("ringbuf", || {
         let (mut tx, mut rx) = ringbuf::HeapRb::<u64>::new(CAP).split();
         timed_pair(
-            move || {
-                for i in 0..m {
-                    while tx.try_push(i).is_err() {
-                        spin_loop();
-                    }
-                }
-            },
-            move || {
-                let (mut sum, mut n) = (0u64, 0);
-                while n < m {
-                    match rx.try_pop() {
-                        Some(v) => {
-                            sum = sum.wrapping_add(v);
-                            n += 1;
-                        }
-                        None => spin_loop(),
-                    }
-                }
-                done(sum, m);
-            },
+            move || push_each(m, |v| tx.try_push(v).is_ok()),
+            move || pop_each(m, || rx.try_pop()),
         )
     });
     c.variant("crossbeam", || {
         let q = ArrayQueue::<u64>::new(CAP);
         let q = &q;
         timed_pair(
-            move || {
-                for i in 0..m {
-                    while q.push(i).is_err() {
-                        spin_loop();
-                    }
-                }
-            },
-            move || {
-                let (mut sum, mut n) = (0u64, 0);
-                while n < m {
-                    match q.pop() {
-                        Some(v) => {
-                            sum = sum.wrapping_add(v);
-                            n += 1;
-                        }
-                        None => spin_loop(),
-                    }
-                }
-                done(sum, m);
-            },
+            move || push_each(m, |v| q.push(v).is_ok()),
+            move || pop_each(m, || q.pop()),
         )
     });
     c.variant("heapless", || {
         let mut q = Box::new(heapless::spsc::Queue::<u64, CAP>::new());
         let (mut tx, mut rx) = q.split();
         timed_pair(
-            move || {
-                for i in 0..m {
-                    while tx.enqueue(i).is_err() {
-                        spin_loop();
-                    }
-                }
-            },
-            move || {
-                let (mut sum, mut n) = (0u64, 0);
-                while n < m {
-                    match rx.dequeue() {
-                        Some(v) => {
-                            sum = sum.wrapping_add(v);
-                            n += 1;
-                        }
-                        None => spin_loop(),
-                    }
-                }
-                done(sum, m);
-            },
+            move || push_each(m, |v| tx.enqueue(v).is_ok()),
+            move || pop_each(m, || rx.dequeue()),
         )
     });
     c.variant("sync_channel", || {
+        // Blocking calls: each attempt succeeds unless the other side is gone.
         let (tx, rx) = sync_channel::<u64>(CAP);
         timed_pair(
-            move || {
-                for i in 0..m {
-                    tx.send(i).expect("receiver alive");
-                }
-            },
-            move || {
-                let mut sum = 0u64;
-                for _ in 0..m {
-                    sum = sum.wrapping_add(rx.recv().expect("sender alive"));
-                }
-                done(sum, m);
-            },
+            move || push_each(m, |v| tx.send(v).is_ok()),
+            move || pop_each(m, || rx.recv().ok()),
         )
     });
     c.variant("uring_queue", || {
         let (mut tx, mut rx) = uring_queue::HeapRing::<u64>::new(CAP).expect("power of two");
         timed_pair(
-            move || {
-                for i in 0..m {
-                    while tx.push(i).is_err() {
-                        spin_loop();
-                    }
-                }
-            },
-            move || {
-                let (mut sum, mut n) = (0u64, 0);
-                while n < m {
-                    match rx.pop() {
-                        Ok(v) => {
-                            sum = sum.wrapping_add(v);
-                            n += 1;
-                        }
-                        Err(_) => spin_loop(),
-                    }
-                }
-                done(sum, m);
-            },
+            move || push_each(m, |v| tx.push(v).is_ok()),
+            move || pop_each(m, || rx.pop().ok()),
         )
     });
     c.run(rounds).emit_rate_ratio(m as f64 / 1e6, "Mops/s");
@@ -249,119 +178,81 @@ fn batches(m: u64, mut f: impl FnMut(&[u64])) {
     }
 }
 
+/// Producer side of `batch64` for a queue with a batch API: pushes `0..m`
+/// in slices of `BATCH`; `push` appends a prefix of what it is given and
+/// returns its length, spinning while that is 0.
+#[inline(always)]
+fn push_batches(m: u64, mut push: impl FnMut(&[u64]) -> usize) {
+    batches(m, |mut rest| {
+        while !rest.is_empty() {
+            let k = push(rest);
+            rest = &rest[k..];
+            if k == 0 {
+                spin_loop();
+            }
+        }
+    })
+}
+
+/// Consumer side of `batch64` for a queue with a batch API: `pop` fills a
+/// prefix of a `BATCH` buffer and returns its length; checks the sum.
+#[inline(always)]
+fn pop_batches(m: u64, mut pop: impl FnMut(&mut [u64]) -> usize) {
+    let (mut sum, mut n) = (0u64, 0);
+    let mut buf = [0u64; BATCH];
+    while n < m {
+        let k = pop(&mut buf);
+        if k == 0 {
+            spin_loop();
+        }
+        n += k as u64;
+        sum = buf[..k].iter().fold(sum, |s, &v| s.wrapping_add(v));
+    }
+    done(sum, m);
+}
+
+/// `push_each` fed from `batches`, for queues without a batch API.
+#[inline(always)]
+fn push_batches_one_by_one(m: u64, mut push: impl FnMut(u64) -> bool) {
+    batches(m, |batch| {
+        for &v in batch {
+            while !push(v) {
+                spin_loop();
+            }
+        }
+    })
+}
+
 fn batch64(m: u64, rounds: usize) {
     let mut c = Compare::new("spsc", "batch64", "rtrb");
     c.variant("rtrb", || {
         let (mut tx, mut rx) = rtrb::RingBuffer::<u64>::new(CAP);
         timed_pair(
-            move || {
-                batches(m, |mut rest| {
-                    while !rest.is_empty() {
-                        rest = tx.push_partial_slice(rest).1;
-                        if !rest.is_empty() {
-                            spin_loop();
-                        }
-                    }
-                })
-            },
-            move || {
-                let (mut sum, mut n) = (0u64, 0);
-                let mut buf = [0u64; BATCH];
-                while n < m {
-                    let got = rx.pop_partial_slice(&mut buf).0;
-                    if got.is_empty() {
-                        spin_loop();
-                    }
-                    n += got.len() as u64;
-                    sum = got.iter().fold(sum, |s, &v| s.wrapping_add(v));
-                }
-                done(sum, m);
-            },
+            move || push_batches(m, |rest| rest.len() - tx.push_partial_slice(rest).1.len()),
+            move || pop_batches(m, |buf| rx.pop_partial_slice(buf).0.len()),
         )
     });
     c.variant("ringbuf", || {
         let (mut tx, mut rx) = ringbuf::HeapRb::<u64>::new(CAP).split();
         timed_pair(
-            move || {
-                batches(m, |mut rest| {
-                    while !rest.is_empty() {
-                        let k = tx.push_slice(rest);
-                        rest = &rest[k..];
-                        if k == 0 {
-                            spin_loop();
-                        }
-                    }
-                })
-            },
-            move || {
-                let (mut sum, mut n) = (0u64, 0);
-                let mut buf = [0u64; BATCH];
-                while n < m {
-                    let k = rx.pop_slice(&mut buf);
-                    if k == 0 {
-                        spin_loop();
-                    }
-                    n += k as u64;
-                    sum = buf[..k].iter().fold(sum, |s, &v| s.wrapping_add(v));
-                }
-                done(sum, m);
-            },
+            move || push_batches(m, |rest| tx.push_slice(rest)),
+            move || pop_batches(m, |buf| rx.pop_slice(buf)),
         )
     });
     c.variant("crossbeam", || {
         let q = ArrayQueue::<u64>::new(CAP);
         let q = &q;
         timed_pair(
-            move || {
-                batches(m, |batch| {
-                    for &v in batch {
-                        while q.push(v).is_err() {
-                            spin_loop();
-                        }
-                    }
-                })
-            },
-            move || {
-                let (mut sum, mut n) = (0u64, 0);
-                while n < m {
-                    match q.pop() {
-                        Some(v) => {
-                            sum = sum.wrapping_add(v);
-                            n += 1;
-                        }
-                        None => spin_loop(),
-                    }
-                }
-                done(sum, m);
-            },
+            move || push_batches_one_by_one(m, |v| q.push(v).is_ok()),
+            move || pop_each(m, || q.pop()),
         )
     });
     c.variant("heapless", || {
         let mut q = Box::new(heapless::spsc::Queue::<u64, CAP>::new());
         let (mut tx, mut rx) = q.split();
         timed_pair(
-            move || {
-                batches(m, |batch| {
-                    for &v in batch {
-                        while tx.enqueue(v).is_err() {
-                            spin_loop();
-                        }
-                    }
-                })
-            },
-            move || {
-                let (mut sum, mut n) = (0u64, 0);
-                while n < m {
-                    match rx.dequeue() {
-                        Some(v) => {
-                            sum = sum.wrapping_add(v);
-                            n += 1;
-                        }
-                        None => spin_loop(),
-                    }
-                }
-                done(sum, m);
-            },
+            move || push_batches_one_by_one(m, |v| tx.enqueue(v).is_ok()),
+            move || pop_each(m, || rx.dequeue()),
         )
     });
     c.variant("sync_channel", || {
@@ -388,30 +279,8 @@ fn batch64(m: u64, rounds: usize) {
     c.variant("uring_queue", || {
         let (mut tx, mut rx) = uring_queue::HeapRing::<u64>::new(CAP).expect("power of two");
         timed_pair(
-            move || {
-                batches(m, |mut rest| {
-                    while !rest.is_empty() {
-                        let k = tx.push_slice(rest).expect("in-process ring");
-                        rest = &rest[k..];
-                        if k == 0 {
-                            spin_loop();
-                        }
-                    }
-                })
-            },
-            move || {
-                let (mut sum, mut n) = (0u64, 0);
-                let mut buf = [0u64; BATCH];
-                while n < m {
-                    let k = rx.pop_slice(&mut buf).expect("in-process ring");
-                    if k == 0 {
-                        spin_loop();
-                    }
-                    n += k as u64;
-                    sum = buf[..k].iter().fold(sum, |s, &v| s.wrapping_add(v));
-                }
-                done(sum, m);
-            },
+            move || push_batches(m, |rest| tx.push_slice(rest).expect("in-process ring")),
+            move || pop_batches(m, |buf| rx.pop_slice(buf).expect("in-process ring")),
         )
     });
     c.run(rounds).emit_rate_ratio(m as f64 / 1e6, "Mops/s");
