@@ -4,6 +4,7 @@ use crate::Error;
 use crate::loom::Ordering;
 use crate::raw::RawRing;
 use core::marker::PhantomData;
+use core::ptr::NonNull;
 use core::{fmt, slice};
 use zerocopy::{FromBytes, IntoBytes};
 
@@ -65,6 +66,11 @@ pub(crate) type Keep<T> = Option<PhantomData<T>>;
 )]
 pub struct Producer<'a, T> {
     raw: RawRing<T>,
+    /// Slot 0 and the index mask, copied out of the geometry so that `push`
+    /// reads nothing but this half (see `RawRing` on why only the producer
+    /// holds a copy).
+    base: NonNull<T>,
+    mask: u32,
     tail: u32,
     /// The cached consumer head plus the capacity: the tail may advance up to
     /// here. Kept in this form so the hot path's "is there room" is one
@@ -101,6 +107,10 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Producer<'a, T> {
     pub(crate) unsafe fn new(raw: RawRing<T>, tail: u32, head: u32, keep: Keep<T>) -> Self {
         Self {
             raw,
+            // SAFETY: `base` is the slot pointer of a valid ring (the
+            // caller's guarantee), so not null.
+            base: unsafe { NonNull::new_unchecked(raw.base()) },
+            mask: raw.slot_mask(),
             tail,
             limit: head.wrapping_add(raw.capacity()),
             corrupted: false,
@@ -186,8 +196,16 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Producer<'a, T> {
         if self.free(1)? == 0 {
             return Err(Error::Full);
         }
-        // SAFETY: at least one slot from `tail` is free, so we own it.
-        unsafe { self.raw.write(self.tail, value) };
+        self.raw.track(self.tail, 1, true);
+        // SAFETY: at least one slot from `tail` is free, so we own it; `base`
+        // and `mask` are the ring's own (copied in `new`), so the slot lies
+        // among its `capacity` contiguous slots.
+        unsafe {
+            self.base
+                .as_ptr()
+                .add((self.tail & self.mask) as usize)
+                .write(value);
+        }
         self.tail = self.tail.wrapping_add(1);
         self.raw.publish_tail(self.tail);
         Ok(())

@@ -125,12 +125,15 @@ impl<T> Copy for Locus<T> {}
 /// (dangling is fine when `AccessTracker` is zero-sized), and `capacity` is a
 /// power of two no larger than [`MAX_CAPACITY`].
 ///
-/// Why a stored geometry is reached through a pointer rather than copied into
-/// each half: with the slot pointer and mask copied into the half, a
-/// standalone two-thread element-wise loop ran 3 to 5 times slower than with
-/// them one pointer away (rtrb's layout); the `spsc` suite's own figure did
-/// not move (docs/benchmarks.md, `spsc`). The pointer costs one L1 load per
-/// operation.
+/// The consumer reaches a stored geometry through a pointer; the producer's
+/// `push` uses its own copy of the slot pointer and mask (see `Producer`).
+/// The asymmetry is deliberate: an element-wise SPSC ring runs fastest when
+/// the consumer trails the producer by many slots, so that each cache line of
+/// slots crosses between the cores once. A consumer whose `pop` is cheaper
+/// than the producer's `push` catches up, reads lines the producer is still
+/// writing, and both halves slow down several times over (docs/uring-queue.md,
+/// "Element-wise speed"). Copying the geometry into both halves measured 8
+/// times slower element-wise than copying it into the producer only.
 #[derive(Debug)]
 pub(crate) struct RawRing<T> {
     producer: NonNull<IndexLine>,
@@ -298,6 +301,12 @@ impl<T> RawRing<T> {
         let start = index & self.mask();
         let first = len.min(self.capacity() - start);
         (self.slot(index), first as usize, (len - first) as usize)
+    }
+
+    /// The mask that maps a free-running index to its slot.
+    #[inline(always)]
+    pub(crate) fn slot_mask(&self) -> u32 {
+        self.mask()
     }
 
     /// The pointer to slot 0.
