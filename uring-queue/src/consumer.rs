@@ -139,8 +139,9 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Consumer<'a, T> {
         }
         // SAFETY: the slot at `head` was published, so we own it.
         let value = unsafe { self.raw.read(self.head) };
-        self.head = self.head.wrapping_add(1);
-        self.raw.publish_head(self.head);
+        let next = self.head.wrapping_add(1);
+        self.raw.publish_head(next);
+        self.head = next;
         Ok(value)
     }
 
@@ -184,8 +185,9 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Consumer<'a, T> {
                 .add(first)
                 .copy_from_nonoverlapping(self.raw.base(), second);
         }
-        self.head = self.head.wrapping_add(n);
-        self.raw.publish_head(self.head);
+        let next = self.head.wrapping_add(n);
+        self.raw.publish_head(next);
+        self.head = next;
         Ok(n as usize)
     }
 
@@ -317,8 +319,9 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Consumer<'a, T> {
     ///
     /// The `n` slots from the head must have been readable.
     pub(crate) unsafe fn advance(&mut self, n: u32) {
-        self.head = self.head.wrapping_add(n);
-        self.raw.publish_head(self.head);
+        let next = self.head.wrapping_add(n);
+        self.raw.publish_head(next);
+        self.head = next;
     }
 }
 
@@ -379,8 +382,9 @@ impl<T: Copy + FromBytes + IntoBytes> ReadChunk<'_, T> {
     #[inline]
     pub fn commit(self, n: usize) {
         let n = (n.min(self.len as usize)) as u32;
-        *self.head = self.head.wrapping_add(n);
-        self.raw.publish_head(*self.head);
+        let next = self.head.wrapping_add(n);
+        self.raw.publish_head(next);
+        *self.head = next;
     }
 
     /// Releases every lent element.

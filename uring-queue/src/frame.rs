@@ -200,8 +200,9 @@ impl FrameGrant<'_> {
         // SAFETY: the header slot at `start` is part of this grant.
         unsafe { self.raw.write(self.start, zerocopy::transmute!(header)) };
         // All `pad + units` slots were free and are now written: one publish.
-        *self.tail = self.tail.wrapping_add(self.pad + self.units);
-        self.raw.publish_tail(*self.tail);
+        let next = self.tail.wrapping_add(self.pad + self.units);
+        self.raw.publish_tail(next);
+        *self.tail = next;
     }
 }
 
@@ -324,7 +325,8 @@ impl core::ops::Deref for Frame<'_> {
 
 impl Drop for Frame<'_> {
     fn drop(&mut self) {
-        *self.head = self.head.wrapping_add(self.units);
-        self.raw.publish_head(*self.head);
+        let next = self.head.wrapping_add(self.units);
+        self.raw.publish_head(next);
+        *self.head = next;
     }
 }

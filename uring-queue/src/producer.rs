@@ -206,8 +206,9 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Producer<'a, T> {
                 .add((self.tail & self.mask) as usize)
                 .write(value);
         }
-        self.tail = self.tail.wrapping_add(1);
-        self.raw.publish_tail(self.tail);
+        let next = self.tail.wrapping_add(1);
+        self.raw.publish_tail(next);
+        self.tail = next;
         Ok(())
     }
 
@@ -246,8 +247,9 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Producer<'a, T> {
                 .base()
                 .copy_from_nonoverlapping(values.as_ptr().add(first), second);
         }
-        self.tail = self.tail.wrapping_add(n);
-        self.raw.publish_tail(self.tail);
+        let next = self.tail.wrapping_add(n);
+        self.raw.publish_tail(next);
+        self.tail = next;
         Ok(n as usize)
     }
 
@@ -434,8 +436,9 @@ impl<T: Copy + FromBytes + IntoBytes> WriteChunk<'_, T> {
     #[inline]
     pub fn commit(self, n: usize) {
         let n = (n.min(self.len as usize)) as u32;
-        *self.tail = self.tail.wrapping_add(n);
-        self.raw.publish_tail(*self.tail);
+        let next = self.tail.wrapping_add(n);
+        self.raw.publish_tail(next);
+        *self.tail = next;
     }
 
     /// Publishes every lent slot.

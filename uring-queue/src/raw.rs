@@ -229,6 +229,10 @@ impl<T> RawRing<T> {
 
     /// Publishes the producer's new tail: everything written to slots before
     /// this becomes visible to a consumer that loads the tail with Acquire.
+    ///
+    /// Callers publish first and update their private copy of the index
+    /// afterwards. The reverse order (private copy first) measured about 20%
+    /// slower ping-pong round trips on x86_64 (docs/uring-queue.md).
     #[inline(always)]
     pub(crate) fn publish_tail(&self, tail: u32) {
         self.producer().index.store(tail, Ordering::Release);
@@ -236,6 +240,7 @@ impl<T> RawRing<T> {
 
     /// Publishes the consumer's new head: every read of slots before this
     /// happens before the producer, loading the head with Acquire, reuses them.
+    /// Published before the private copy is updated, as in `publish_tail`.
     #[inline(always)]
     pub(crate) fn publish_head(&self, head: u32) {
         self.consumer().index.store(head, Ordering::Release);
