@@ -2,9 +2,11 @@
 
 use crate::control::{Control, alloc_bytes};
 use crate::layout::PoolMode;
-use crate::producer::Producer;
+use crate::producer::{Producer, StateSlot};
 use crate::slice::Slice;
 use crate::slot_map::SlotMap;
+use alloc::boxed::Box;
+use core::ptr::NonNull;
 use io_traits::{Buffer, BufferError};
 
 /// A message buffer that preallocates `capacity` bytes and lends finished
@@ -125,9 +127,21 @@ impl<M: SlotMap> BufferPool<M> {
     pub fn try_with_slot_map(capacity: usize) -> Result<Self, BufferError> {
         let bytes = alloc_bytes(capacity).ok_or(BufferError::OutOfMemory)?;
         let control = Control::new_heap(bytes, capacity);
+        let slot = Box::into_raw(Box::new(StateSlot::<M>::uninit()));
         // SAFETY: `bytes` are `capacity` zeroed bytes owned by `control`,
-        // which this pool owns one count of until it drops; no slot is lent.
-        let producer = unsafe { Producer::new(control, bytes, capacity, 0, true) };
+        // which this pool owns one count of until it drops; no slot is lent;
+        // the state's slot is a fresh box that `drop` frees after
+        // `drop_state` (`Box::into_raw` is never null).
+        let producer = unsafe {
+            Producer::new(
+                NonNull::new_unchecked(slot),
+                control,
+                bytes,
+                capacity,
+                0,
+                true,
+            )
+        };
         Ok(Self { producer })
     }
 
@@ -226,8 +240,17 @@ forward_views!(BufferPool);
 
 impl<M: SlotMap> Drop for BufferPool<M> {
     fn drop(&mut self) {
-        // SAFETY: the pool owns one count of its control block (taken in
-        // `try_new`) and uses neither it nor the memory after this.
-        unsafe { Control::release_owner(self.producer.control()) };
+        let control = self.producer.control();
+        let slot = self.producer.state_slot();
+        // SAFETY: the producer is not used after this; its state's slot came
+        // from `Box::into_raw` in `try_with_slot_map` and is freed only here,
+        // after the state in it is dropped. The pool owns one count of its
+        // control block (taken in `try_with_slot_map`) and uses neither it
+        // nor the memory after this.
+        unsafe {
+            self.producer.drop_state();
+            drop(Box::from_raw(slot.as_ptr()));
+            Control::release_owner(control);
+        }
     }
 }

@@ -4,6 +4,16 @@
 //! [`Layout`], and reads the shared slot map only when a message needs a new
 //! place. Appending to a message that still has room is a compare and a
 //! pointer bump: no atomic, no call.
+//!
+//! The producer is split in two. The cursor and the limit of the pending
+//! message sit in the pool value itself ([`Producer`]); everything else
+//! ([`State`]) sits in memory of its own (a box, or the static storage), and
+//! the out-of-line slow paths get only a pointer to that. So the pool's own
+//! address never escapes the caller's function, and the compiler can see that
+//! the bytes an append returns never overlap the cursor: a loop of appends
+//! then keeps the cursor in a register instead of reloading it from memory
+//! after every write to the returned bytes (measured on the `pool` suite's
+//! single-thread pattern, docs/benchmarks.md).
 
 use crate::control::Control;
 use crate::layout::{Layout, Placement, PoolMode};
@@ -34,12 +44,9 @@ enum Location {
     Heap,
 }
 
-/// The writing side of a pool.
-///
-/// `repr(C)` with the two fields of the fast path first, on a cache line of
-/// their own start, so every pool's hot loop sees the same layout.
+/// The writing side of a pool: the fast path's two pointers, and where the
+/// rest of the producer's state is.
 #[derive(Debug)]
-#[repr(C, align(64))]
 pub(crate) struct Producer<M: SlotMap> {
     /// Where the next appended byte goes: in pool memory, or in `heap`'s
     /// buffer for a message in system memory. `base` when idle.
@@ -49,6 +56,18 @@ pub(crate) struct Producer<M: SlotMap> {
     /// (the room left in place) is 0 and every non-empty append takes the
     /// slow path.
     limit: *mut u8,
+    /// The rest, in memory the pool's owner provides (see [`Producer::new`]);
+    /// only this producer uses it.
+    state: NonNull<State<M>>,
+}
+
+/// Memory for a producer's [`State`], provided by the pool's owner.
+pub(crate) type StateSlot<M> = core::mem::MaybeUninit<State<M>>;
+
+/// Everything about the pending message and the pool but the cursor and the
+/// limit, which the [`Producer`] keeps and passes in where they are needed.
+#[derive(Debug)]
+pub(crate) struct State<M: SlotMap> {
     location: Location,
     /// Pool memory: `cap` initialised bytes, accessed only by raw pointer.
     base: NonNull<u8>,
@@ -76,13 +95,18 @@ pub(crate) struct Producer<M: SlotMap> {
 impl<M: SlotMap> Producer<M> {
     /// A producer over `cap` initialised bytes at `base`, shared with slices
     /// through `control`; `lent` are slots still lent by an earlier producer.
+    /// Its state is written to `slot`.
     ///
     /// # Safety
     ///
     /// `base..base + cap` is initialised memory that only this producer and
     /// slices lent through `control` access, `control` stays alive while the
     /// producer lives, and `lent` holds the bits set in `control`'s slot map.
+    /// `slot` is valid for writes, used by nothing else, and stays so until
+    /// the owner calls [`drop_state`](Self::drop_state), after which the
+    /// producer is not used again.
     pub(crate) unsafe fn new(
+        slot: NonNull<StateSlot<M>>,
         control: NonNull<Control<M>>,
         base: NonNull<u8>,
         cap: usize,
@@ -91,9 +115,7 @@ impl<M: SlotMap> Producer<M> {
     ) -> Self {
         #[cfg(not(feature = "alloc"))]
         let _ = fallback;
-        Self {
-            cursor: base.as_ptr(),
-            limit: base.as_ptr(),
+        let state = State {
             location: Location::Idle,
             base,
             cap,
@@ -110,53 +132,135 @@ impl<M: SlotMap> Producer<M> {
             heap: Vec::new(),
             #[cfg(feature = "alloc")]
             fallback,
+        };
+        // SAFETY: `slot` is valid for writes and unused (the caller's
+        // guarantee); `MaybeUninit` has the layout of the `State` it holds.
+        let state = unsafe {
+            (*slot.as_ptr()).write(state);
+            slot.cast::<State<M>>()
+        };
+        Self {
+            cursor: base.as_ptr(),
+            limit: base.as_ptr(),
+            state,
         }
+    }
+
+    /// Drops the state in its slot, which the owner may then free.
+    ///
+    /// # Safety
+    ///
+    /// Called once, last: the producer is not used afterwards.
+    pub(crate) unsafe fn drop_state(&mut self) {
+        // SAFETY: the state was written in `new` and not dropped since (the
+        // caller's guarantee).
+        unsafe { core::ptr::drop_in_place(self.state.as_ptr()) };
+    }
+
+    /// The slot the state lives in, for the owner to free after
+    /// [`drop_state`](Self::drop_state).
+    #[cfg(feature = "alloc")]
+    pub(crate) fn state_slot(&self) -> NonNull<StateSlot<M>> {
+        self.state.cast()
+    }
+
+    #[inline]
+    fn state(&self) -> &State<M> {
+        // SAFETY: the state is valid from `new` to `drop_state` and only this
+        // producer uses it; the borrow of `self` keeps the borrows apart.
+        unsafe { self.state.as_ref() }
+    }
+
+    #[inline]
+    fn state_mut(&mut self) -> &mut State<M> {
+        // SAFETY: as in `state`, and `&mut self` makes this the only borrow.
+        unsafe { self.state.as_mut() }
     }
 
     #[cfg(feature = "alloc")]
     pub(crate) fn control(&self) -> NonNull<Control<M>> {
-        self.control
+        self.state().control
     }
 
     pub(crate) fn capacity(&self) -> usize {
-        self.cap
+        self.state().cap
     }
 
     pub(crate) fn mode(&self) -> PoolMode {
-        self.mode
+        self.state().mode
     }
 
     /// Bytes in the pending message.
     pub(crate) fn len(&self) -> usize {
-        match self.location {
-            Location::Idle => 0,
-            Location::Pool { start, .. } => {
-                self.cursor as usize - (self.base.as_ptr() as usize + start)
-            }
-            #[cfg(feature = "alloc")]
-            Location::Heap => self.cursor as usize - self.heap.as_ptr() as usize,
-        }
+        self.state().len(self.cursor)
     }
 
     /// Appends `n` bytes to the pending message and returns them.
     #[inline]
     pub(crate) fn try_get_writable(&mut self, n: usize) -> Result<&mut [u8], BufferError> {
-        let at = self.cursor;
-        if n <= self.limit as usize - at as usize {
-            // SAFETY: `n` is at most the room left, and `cursor..limit` lies
-            // inside the pending message's region (set by `grow`), so the
-            // addition stays in bounds.
-            self.cursor = unsafe { at.add(n) };
-            #[cfg(all(loom, feature = "alloc"))]
-            self.touch(at, n, true);
-            // SAFETY: `at..at + n` is initialised memory of the pending
-            // message's region: pool memory no lent slice overlaps (layout
-            // invariant "Free regions"), or `heap`'s initialised buffer, which
-            // only the producer touches. The borrow of `self` keeps it unique
-            // until the next call.
-            return Ok(unsafe { core::slice::from_raw_parts_mut(at, n) });
+        if n > self.limit as usize - self.cursor as usize {
+            let cursor = self.cursor;
+            (self.cursor, self.limit) = self.state_mut().grow(cursor, n)?;
         }
-        self.grow(n)
+        let at = self.cursor;
+        // SAFETY: `n` is at most the room left (checked, or made by `grow`),
+        // and `cursor..limit` lies inside the pending message's region, so
+        // the addition stays in bounds.
+        self.cursor = unsafe { at.add(n) };
+        #[cfg(all(loom, feature = "alloc"))]
+        self.state().touch(at, n, true);
+        // SAFETY: `at..at + n` is initialised memory of the pending message's
+        // region: pool memory no lent slice overlaps (layout invariant "Free
+        // regions"), or `heap`'s initialised buffer, which only the producer
+        // touches. The borrow of `self` keeps it unique until the next call.
+        Ok(unsafe { core::slice::from_raw_parts_mut(at, n) })
+    }
+
+    /// Hands the pending message out and starts an empty one.
+    #[inline]
+    pub(crate) fn get_data_owned(&mut self) -> Slice<M> {
+        let cursor = self.cursor;
+        let (slice, base) = self.state_mut().finish(cursor);
+        self.cursor = base;
+        self.limit = base;
+        slice
+    }
+
+    /// The pending message.
+    pub(crate) fn pending(&self) -> &[u8] {
+        self.state().pending(self.cursor)
+    }
+
+    /// The pending message, writable.
+    pub(crate) fn pending_mut(&mut self) -> &mut [u8] {
+        let cursor = self.cursor;
+        self.state_mut().pending_mut(cursor)
+    }
+
+    pub(crate) fn set_view(&mut self, index: usize) {
+        self.state_mut().view = index;
+    }
+
+    pub(crate) fn view(&self) -> &[u8] {
+        let view = self.state().view;
+        self.pending().get(view..).unwrap_or_default()
+    }
+
+    pub(crate) fn view_mut(&mut self) -> &mut [u8] {
+        let view = self.state().view;
+        self.pending_mut().get_mut(view..).unwrap_or_default()
+    }
+}
+
+impl<M: SlotMap> State<M> {
+    /// Bytes in the pending message, which ends at `cursor`.
+    fn len(&self, cursor: *mut u8) -> usize {
+        match self.location {
+            Location::Idle => 0,
+            Location::Pool { start, .. } => cursor as usize - (self.base.as_ptr() as usize + start),
+            #[cfg(feature = "alloc")]
+            Location::Heap => cursor as usize - self.heap.as_ptr() as usize,
+        }
     }
 
     /// Where a message that needs `need` bytes can go: a region with room
@@ -168,11 +272,14 @@ impl<M: SlotMap> Producer<M> {
             .or_else(|| self.layout.place(need, self.cap))
     }
 
-    /// The slow path of [`try_get_writable`](Self::try_get_writable): the
-    /// message has no place yet, or its place is too small.
+    /// The slow path of [`Producer::try_get_writable`]: the message ending at
+    /// `cursor` has no place yet, or its place has less than `n` bytes of
+    /// room. Returns the new cursor (the end of the message, now wherever it
+    /// lives) and limit, with at least `n` bytes of room between them.
     #[cold]
-    fn grow(&mut self, n: usize) -> Result<&mut [u8], BufferError> {
-        let old = self.len();
+    #[inline(never)]
+    fn grow(&mut self, cursor: *mut u8, n: usize) -> Result<(*mut u8, *mut u8), BufferError> {
+        let old = self.len(cursor);
         let Some(new_len) = old.checked_add(n) else {
             return Err(BufferError::OutOfMemory);
         };
@@ -187,7 +294,7 @@ impl<M: SlotMap> Producer<M> {
                 }
             }
             self.zero_heap_to(new_len);
-            return Ok(self.enter_heap(old, n));
+            return Ok(self.heap_bounds(old));
         }
         if self.layout.known() != 0 {
             // SAFETY: `control` is alive while the producer is (`new`).
@@ -220,18 +327,9 @@ impl<M: SlotMap> Producer<M> {
                     start: place.start,
                 };
                 self.mode = place.mode;
-                // SAFETY: `new_len <= place.limit - place.start`: in bounds.
-                let at = unsafe { dst.add(old) };
-                // SAFETY: as above.
-                self.cursor = unsafe { dst.add(new_len) };
-                // SAFETY: `place.limit <= cap`.
-                self.limit = unsafe { self.base.as_ptr().add(place.limit) };
-                #[cfg(all(loom, feature = "alloc"))]
-                self.touch(at, n, true);
-                // SAFETY: `at..at + n` is initialised pool memory in a free
-                // region (layout invariant "Free regions"), borrowed uniquely
-                // through `self`.
-                return Ok(unsafe { core::slice::from_raw_parts_mut(at, n) });
+                // SAFETY: `old < new_len <= place.limit - place.start`, and
+                // `place.limit <= cap`: both in bounds.
+                return Ok(unsafe { (dst.add(old), self.base.as_ptr().add(place.limit)) });
             }
         }
         #[cfg(feature = "alloc")]
@@ -241,12 +339,12 @@ impl<M: SlotMap> Producer<M> {
                 heap.try_reserve_exact(new_len)
                     .map_err(|_| BufferError::OutOfMemory)?;
             }
-            heap.extend_from_slice(self.pending());
+            heap.extend_from_slice(self.pending(cursor));
             self.heap = heap;
             self.zero_heap_to(new_len);
             self.location = Location::Heap;
             self.mode = PoolMode::Alloc;
-            return Ok(self.enter_heap(old, n));
+            return Ok(self.heap_bounds(old));
         }
         let available = if slot.is_some() {
             self.layout.largest_region(self.cap).saturating_sub(old)
@@ -271,31 +369,28 @@ impl<M: SlotMap> Producer<M> {
         self.heap.resize(to, 0);
     }
 
-    /// Points the cursor at byte `old + n` of `heap` (which holds at least
-    /// that many initialised bytes) and returns bytes `old..old + n`.
+    /// The cursor and limit of a message of `old` bytes in `heap` (which
+    /// holds at least that many initialised bytes): its end, and the end of
+    /// the initialised bytes.
     #[cfg(feature = "alloc")]
-    fn enter_heap(&mut self, old: usize, n: usize) -> &mut [u8] {
+    fn heap_bounds(&mut self, old: usize) -> (*mut u8, *mut u8) {
         let buffer = self.heap.as_mut_ptr();
-        // SAFETY: `old + n <= heap.len()`: every caller sized `heap` so.
-        self.cursor = unsafe { buffer.add(old + n) };
-        // SAFETY: one past the initialised bytes of `heap`.
-        self.limit = unsafe { buffer.add(self.heap.len()) };
-        // SAFETY: bytes `old..old + n` of `heap` are initialised, and
-        // `heap` is borrowed through `&mut self`.
-        unsafe { core::slice::from_raw_parts_mut(buffer.add(old), n) }
+        // SAFETY: `old <= heap.len()`: every caller sized `heap` so; the
+        // second is one past the initialised bytes.
+        unsafe { (buffer.add(old), buffer.add(self.heap.len())) }
     }
 
-    /// Hands the pending message out and starts an empty one.
-    pub(crate) fn get_data_owned(&mut self) -> Slice<M> {
-        let len = self.len();
+    /// Hands the message ending at `cursor` out and starts an empty one.
+    /// Returns it and the pool memory's base, where an idle cursor points.
+    #[inline(never)]
+    fn finish(&mut self, cursor: *mut u8) -> (Slice<M>, *mut u8) {
+        let len = self.len(cursor);
         let location = core::mem::replace(&mut self.location, Location::Idle);
-        self.cursor = self.base.as_ptr();
-        self.limit = self.base.as_ptr();
         self.view = 0;
         if len > 0 {
             self.hint = len;
         }
-        match location {
+        let slice = match location {
             Location::Idle => Slice::empty(),
             Location::Pool { slot, start } => {
                 let bit = 1u64 << slot;
@@ -322,7 +417,8 @@ impl<M: SlotMap> Producer<M> {
                 heap.truncate(len);
                 Slice::heap(heap)
             }
-        }
+        };
+        (slice, self.base.as_ptr())
     }
 
     /// Under loom: records an access to pool bytes `at..at + len`.
@@ -332,54 +428,43 @@ impl<M: SlotMap> Producer<M> {
         unsafe { self.control.as_ref() }.touch(at, len, write);
     }
 
-    /// The pending message.
-    pub(crate) fn pending(&self) -> &[u8] {
+    /// The pending message, ending at `cursor`.
+    fn pending(&self, cursor: *mut u8) -> &[u8] {
         match self.location {
             Location::Idle => &[],
             Location::Pool { start, .. } => {
                 // SAFETY: `start` lies within the pool memory.
                 let at = unsafe { self.base.as_ptr().add(start) };
+                let len = self.len(cursor);
                 #[cfg(all(loom, feature = "alloc"))]
-                self.touch(at, self.len(), false);
+                self.touch(at, len, false);
                 // SAFETY: `at..cursor` is the pending message: initialised
                 // pool memory no lent slice overlaps, borrowed through `&self`.
-                unsafe { core::slice::from_raw_parts(at, self.len()) }
+                unsafe { core::slice::from_raw_parts(at, len) }
             }
             #[cfg(feature = "alloc")]
-            Location::Heap => &self.heap[..self.len()],
+            Location::Heap => &self.heap[..self.len(cursor)],
         }
     }
 
-    /// The pending message, writable.
-    pub(crate) fn pending_mut(&mut self) -> &mut [u8] {
+    /// The pending message, ending at `cursor`, writable.
+    fn pending_mut(&mut self, cursor: *mut u8) -> &mut [u8] {
         match self.location {
             Location::Idle => &mut [],
             Location::Pool { start, .. } => {
                 // SAFETY: `start` lies within the pool memory.
                 let at = unsafe { self.base.as_ptr().add(start) };
+                let len = self.len(cursor);
                 #[cfg(all(loom, feature = "alloc"))]
-                self.touch(at, self.len(), true);
+                self.touch(at, len, true);
                 // SAFETY: as in `pending`, borrowed uniquely through `&mut self`.
-                unsafe { core::slice::from_raw_parts_mut(at, self.len()) }
+                unsafe { core::slice::from_raw_parts_mut(at, len) }
             }
             #[cfg(feature = "alloc")]
             Location::Heap => {
-                let len = self.len();
+                let len = self.len(cursor);
                 &mut self.heap[..len]
             }
         }
-    }
-
-    pub(crate) fn set_view(&mut self, index: usize) {
-        self.view = index;
-    }
-
-    pub(crate) fn view(&self) -> &[u8] {
-        self.pending().get(self.view..).unwrap_or_default()
-    }
-
-    pub(crate) fn view_mut(&mut self) -> &mut [u8] {
-        let view = self.view;
-        self.pending_mut().get_mut(view..).unwrap_or_default()
     }
 }

@@ -3,7 +3,7 @@
 use crate::control::Control;
 use crate::layout::PoolMode;
 use crate::loom::{AtomicBool, Ordering, UnsafeCell};
-use crate::producer::Producer;
+use crate::producer::{Producer, StateSlot};
 use crate::slice::Slice;
 use crate::slot_map::SlotMap;
 use core::fmt;
@@ -33,6 +33,9 @@ use io_traits::{Buffer, BufferError};
 pub struct PoolStorage<const N: usize, M: SlotMap = u8> {
     control: Control<M>,
     claimed: AtomicBool,
+    /// The claimant's producer state: written by `pool`, dropped by the
+    /// pool's `drop`, used by that pool only.
+    state: core::cell::UnsafeCell<StateSlot<M>>,
     bytes: UnsafeCell<[u8; N]>,
 }
 
@@ -48,6 +51,7 @@ impl<const N: usize, M: SlotMap> PoolStorage<N, M> {
         Self {
             control: Control::new_static(),
             claimed: AtomicBool::new(false),
+            state: core::cell::UnsafeCell::new(StateSlot::<M>::uninit()),
             bytes: UnsafeCell::new([0; N]),
         }
     }
@@ -77,10 +81,14 @@ impl<const N: usize, M: SlotMap> PoolStorage<N, M> {
         }
         let lent = self.control.lent_acquire();
         let base = NonNull::new(self.bytes.get().cast::<u8>()).unwrap_or(NonNull::dangling());
+        let slot = NonNull::new(self.state.get()).unwrap_or(NonNull::dangling());
         // SAFETY: the storage is `'static`; the claim makes this the only
         // producer; `lent` is what the slot map holds now (only a producer
-        // sets bits, and there is no other).
-        let producer = unsafe { Producer::new(NonNull::from(&self.control), base, N, lent, false) };
+        // sets bits, and there is no other). The claim also makes `slot` this
+        // producer's alone until the pool's `drop` drops the state in it and
+        // gives the claim back.
+        let producer =
+            unsafe { Producer::new(slot, NonNull::from(&self.control), base, N, lent, false) };
         Ok(StaticBufferPool {
             producer,
             claimed: &self.claimed,
@@ -223,6 +231,8 @@ forward_views!(StaticBufferPool);
 
 impl<M: SlotMap> Drop for StaticBufferPool<M> {
     fn drop(&mut self) {
+        // SAFETY: the producer is not used after this.
+        unsafe { self.producer.drop_state() };
         // Release: this pool's writes to the memory happen before the next
         // claimant's (which takes the claim with `Acquire`).
         self.claimed.store(false, Ordering::Release);
