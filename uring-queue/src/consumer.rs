@@ -139,9 +139,7 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Consumer<'a, T> {
         }
         // SAFETY: the slot at `head` was published, so we own it.
         let value = unsafe { self.raw.read(self.head) };
-        let next = self.head.wrapping_add(1);
-        self.raw.publish_head(next);
-        self.head = next;
+        self.raw.advance_head(&mut self.head, 1);
         Ok(value)
     }
 
@@ -185,9 +183,7 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Consumer<'a, T> {
                 .add(first)
                 .copy_from_nonoverlapping(self.raw.base(), second);
         }
-        let next = self.head.wrapping_add(n);
-        self.raw.publish_head(next);
-        self.head = next;
+        self.raw.advance_head(&mut self.head, n);
         Ok(n as usize)
     }
 
@@ -319,9 +315,7 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Consumer<'a, T> {
     ///
     /// The `n` slots from the head must have been readable.
     pub(crate) unsafe fn advance(&mut self, n: u32) {
-        let next = self.head.wrapping_add(n);
-        self.raw.publish_head(next);
-        self.head = next;
+        self.raw.advance_head(&mut self.head, n);
     }
 }
 
@@ -382,9 +376,7 @@ impl<T: Copy + FromBytes + IntoBytes> ReadChunk<'_, T> {
     #[inline]
     pub fn commit(self, n: usize) {
         let n = (n.min(self.len as usize)) as u32;
-        let next = self.head.wrapping_add(n);
-        self.raw.publish_head(next);
-        *self.head = next;
+        self.raw.advance_head(self.head, n);
     }
 
     /// Releases every lent element.

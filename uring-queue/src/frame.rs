@@ -200,9 +200,7 @@ impl FrameGrant<'_> {
         // SAFETY: the header slot at `start` is part of this grant.
         unsafe { self.raw.write(self.start, zerocopy::transmute!(header)) };
         // All `pad + units` slots were free and are now written: one publish.
-        let next = self.tail.wrapping_add(self.pad + self.units);
-        self.raw.publish_tail(next);
-        *self.tail = next;
+        self.raw.advance_tail(self.tail, self.pad + self.units);
     }
 }
 
@@ -325,8 +323,6 @@ impl core::ops::Deref for Frame<'_> {
 
 impl Drop for Frame<'_> {
     fn drop(&mut self) {
-        let next = self.head.wrapping_add(self.units);
-        self.raw.publish_head(next);
-        *self.head = next;
+        self.raw.advance_head(self.head, self.units);
     }
 }

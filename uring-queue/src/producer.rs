@@ -206,9 +206,7 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Producer<'a, T> {
                 .add((self.tail & self.mask) as usize)
                 .write(value);
         }
-        let next = self.tail.wrapping_add(1);
-        self.raw.publish_tail(next);
-        self.tail = next;
+        self.raw.advance_tail(&mut self.tail, 1);
         Ok(())
     }
 
@@ -247,9 +245,7 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Producer<'a, T> {
                 .base()
                 .copy_from_nonoverlapping(values.as_ptr().add(first), second);
         }
-        let next = self.tail.wrapping_add(n);
-        self.raw.publish_tail(next);
-        self.tail = next;
+        self.raw.advance_tail(&mut self.tail, n);
         Ok(n as usize)
     }
 
@@ -436,9 +432,7 @@ impl<T: Copy + FromBytes + IntoBytes> WriteChunk<'_, T> {
     #[inline]
     pub fn commit(self, n: usize) {
         let n = (n.min(self.len as usize)) as u32;
-        let next = self.tail.wrapping_add(n);
-        self.raw.publish_tail(next);
-        *self.tail = next;
+        self.raw.advance_tail(self.tail, n);
     }
 
     /// Publishes every lent slot.

@@ -238,6 +238,24 @@ impl<T> RawRing<T> {
         self.producer().index.store(tail, Ordering::Release);
     }
 
+    /// Moves a producer's private `tail` `n` slots on and publishes it: the
+    /// shared store first, the private copy second (see `publish_tail`).
+    #[inline(always)]
+    pub(crate) fn advance_tail(&self, tail: &mut u32, n: u32) {
+        let next = tail.wrapping_add(n);
+        self.publish_tail(next);
+        *tail = next;
+    }
+
+    /// Moves a consumer's private `head` `n` slots on and publishes it, in
+    /// the same order as [`advance_tail`](Self::advance_tail).
+    #[inline(always)]
+    pub(crate) fn advance_head(&self, head: &mut u32, n: u32) {
+        let next = head.wrapping_add(n);
+        self.publish_head(next);
+        *head = next;
+    }
+
     /// Publishes the consumer's new head: every read of slots before this
     /// happens before the producer, loading the head with Acquire, reuses them.
     /// Published before the private copy is updated, as in `publish_tail`.
