@@ -400,40 +400,50 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         // have a route of their own; merges through scratch go the general
         // route.
         let scatter = merging && gap == 0 && self.backend.scatters();
-        let mut any_merge = false;
         let max_transfer = geometry.max_transfer() as u64;
         // Bits above the boundary unit: an op stays in one unit when its
         // first and last byte agree on them.
         let unit = !geometry.boundary().map_or(u64::MAX, |b| b - 1);
-        let mut bytes = 0u64;
-        // The previous op's range; `u64::MAX` as its end never precedes an
-        // op, since a readable op ends at most there.
-        let (mut prev_start, mut prev_end) = (0u64, u64::MAX);
-        for op in window.iter() {
+        // In passes: whether every op is one fragment (branches that almost
+        // always go the same way), then whether any would merge with the one
+        // before it, then the bytes requested.
+        let one_fragment = window.iter().all(|op| {
             let (addr, len) = (op.addr, op.buf.len() as u64);
-            let Some(end) = addr.checked_add(len) else {
-                return false;
-            };
-            // Empty (wraps to u64::MAX), longer than max_transfer, or across
-            // a boundary: not one fragment.
-            if len.wrapping_sub(1) >= max_transfer || (addr ^ (end - 1)) & unit != 0 {
-                return false;
-            }
-            // The planner's test for extending a read at `prev` by `op`.
-            if merging
-                && addr.wrapping_sub(prev_end) <= gap
-                && addr >= prev_end
-                && end - prev_start <= room
-                && geometry.same_unit(prev_start, end)
-            {
-                if !scatter {
-                    return false;
-                }
-                any_merge = true;
-            }
-            (prev_start, prev_end) = (addr, end);
-            bytes += len;
+            // Empty (wraps to u64::MAX), longer than max_transfer, past the
+            // end of the address space, or across a boundary: not one
+            // fragment.
+            len.wrapping_sub(1) < max_transfer
+                && addr
+                    .checked_add(len)
+                    .is_some_and(|end| (addr ^ (end - 1)) & unit == 0)
+        });
+        if !one_fragment {
+            return false;
         }
+        // Whether any op would merge with the one before it. Written without
+        // branches: on scattered addresses each part of the test is a coin
+        // toss that a branch would mispredict half the time.
+        let mut any_merge = false;
+        if merging && follows_within(window, gap) {
+            // Some op starts within `gap` after its predecessor's end: the
+            // planner's full test for extending a read at `prev` by `op`.
+            let (mut prev_start, mut prev_end) = (0u64, u64::MAX);
+            for op in window.iter() {
+                // Cannot overflow: checked above.
+                let (addr, end) = (op.addr, op.addr + op.buf.len() as u64);
+                // Where `addr < prev_end` the other parts may wrap; their
+                // values then do not matter.
+                any_merge |= (addr.wrapping_sub(prev_end) <= gap)
+                    & (addr >= prev_end)
+                    & (end.wrapping_sub(prev_start) <= room)
+                    & geometry.same_unit(prev_start, end);
+                (prev_start, prev_end) = (addr, end);
+            }
+            if any_merge && !scatter {
+                return false;
+            }
+        }
+        let bytes: u64 = window.iter().map(|op| op.buf.len() as u64).sum();
         if any_merge {
             return self.read_scattered_direct(geometry, window, bytes, done);
         }
@@ -1056,6 +1066,21 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
             }
         }
     }
+}
+
+/// Whether some op of `ops` starts at most `gap` bytes after the end of the
+/// op before it (ops that do not overflow the address space), the first
+/// part of the planner's merge test, without branches.
+#[inline]
+fn follows_within(ops: &[ReadOp<'_>], gap: u64) -> bool {
+    // `u64::MAX` as the first predecessor's end never precedes an op.
+    let mut prev_end = u64::MAX;
+    let mut near = false;
+    for op in ops {
+        near |= (op.addr.wrapping_sub(prev_end) <= gap) & (op.addr >= prev_end);
+        prev_end = op.addr.wrapping_add(op.buf.len() as u64);
+    }
+    near
 }
 
 /// A report's `(valid, error)`, made consistent: `valid <= len`, and an error
