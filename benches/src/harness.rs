@@ -1,7 +1,7 @@
 //! Interleaved, paired measurement.
 //!
-//! A [`Compare`] runs each of its variants once per round, starting each round
-//! with a different variant, and reports the median over rounds of every
+//! A [`Compare`] runs each of its variants once per round, in an order shuffled
+//! afresh every round, and reports the median over rounds of every
 //! variant's time divided by the anchor's time in the same round. Slow phases of
 //! the machine hit both sides of a ratio, so they cancel out.
 
@@ -93,9 +93,16 @@ impl<'a> Compare<'a> {
             f();
         }
         let mut times = vec![Vec::with_capacity(rounds); n];
+        // A fixed rotation would keep the cyclic order, so every variant would
+        // always run right after the same other one, and what that one leaves
+        // behind (caches, TLB, the kernel's page state) would bias its ratio
+        // in every round alike. A fresh shuffle per round (fixed seed, so runs
+        // are repeatable) spreads those effects over all variants.
+        let mut order: Vec<usize> = (0..n).collect();
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
         for round in 0..rounds {
-            for k in 0..n {
-                let i = (round + k) % n;
+            shuffle(&mut order, &mut seed);
+            for &i in &order {
                 let t = (self.variants[i].1)();
                 times[i].push(t);
             }
@@ -249,6 +256,18 @@ fn median_duration(mut v: Vec<Duration>) -> Duration {
     }
 }
 
+/// Fisher-Yates shuffle of `v`, driven by a 64-bit LCG in `seed`.
+fn shuffle(v: &mut [usize], seed: &mut u64) {
+    for i in (1..v.len()).rev() {
+        *seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        // The high bits of an LCG are the well-mixed ones.
+        let j = ((*seed >> 33) % (i as u64 + 1)) as usize;
+        v.swap(i, j);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -273,5 +292,28 @@ mod tests {
         assert_eq!(r.ratio("b"), 2.0);
         assert_eq!(r.ratio("a"), 1.0);
         assert_eq!(r.median("a"), Duration::from_micros(30));
+    }
+
+    #[test]
+    fn shuffled_rounds_are_permutations_that_vary_who_runs_before_whom() {
+        let mut seed = 1;
+        let mut order: Vec<usize> = (0..5).collect();
+        let mut follows = [[false; 5]; 5];
+        for _ in 0..200 {
+            shuffle(&mut order, &mut seed);
+            let mut sorted = order.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, (0..5).collect::<Vec<_>>());
+            for w in order.windows(2) {
+                follows[w[1]][w[0]] = true;
+            }
+        }
+        // A fixed rotation gives each variant one predecessor; shuffling
+        // gives it every other variant at some point.
+        for (i, row) in follows.iter().enumerate() {
+            for (j, &seen) in row.iter().enumerate() {
+                assert_eq!(seen, i != j, "{i} after {j}");
+            }
+        }
     }
 }
