@@ -404,32 +404,18 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         // Bits above the boundary unit: an op stays in one unit when its
         // first and last byte agree on them.
         let unit = !geometry.boundary().map_or(u64::MAX, |b| b - 1);
-        // In passes: whether every op is one fragment (branches that almost
-        // always go the same way), then whether any would merge with the one
-        // before it, then the bytes requested.
-        let one_fragment = window.iter().all(|op| {
-            let (addr, len) = (op.addr, op.buf.len() as u64);
-            // Empty (wraps to u64::MAX), longer than max_transfer, past the
-            // end of the address space, or across a boundary: not one
-            // fragment.
-            len.wrapping_sub(1) < max_transfer
-                && addr
-                    .checked_add(len)
-                    .is_some_and(|end| (addr ^ (end - 1)) & unit == 0)
-        });
-        if !one_fragment {
+        let scan = scan(window, max_transfer, unit, gap);
+        if !scan.one_fragment {
             return false;
         }
-        // Whether any op would merge with the one before it. Written without
-        // branches: on scattered addresses each part of the test is a coin
-        // toss that a branch would mispredict half the time.
         let mut any_merge = false;
-        if merging && follows_within(window, gap) {
+        if merging && scan.near {
             // Some op starts within `gap` after its predecessor's end: the
-            // planner's full test for extending a read at `prev` by `op`.
+            // planner's full test for extending a read at `prev` by `op`,
+            // without branches as in `scan`.
             let (mut prev_start, mut prev_end) = (0u64, u64::MAX);
             for op in window.iter() {
-                // Cannot overflow: checked above.
+                // Cannot overflow: checked by `scan`.
                 let (addr, end) = (op.addr, op.addr + op.buf.len() as u64);
                 // Where `addr < prev_end` the other parts may wrap; their
                 // values then do not matter.
@@ -443,7 +429,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
                 return false;
             }
         }
-        let bytes: u64 = window.iter().map(|op| op.buf.len() as u64).sum();
+        let bytes = scan.bytes;
         if any_merge {
             return self.read_scattered_direct(geometry, window, bytes, done);
         }
@@ -1068,19 +1054,43 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
     }
 }
 
-/// Whether some op of `ops` starts at most `gap` bytes after the end of the
-/// op before it (ops that do not overflow the address space), the first
-/// part of the planner's merge test, without branches.
+/// What [`scan`] finds in a direct-route window.
+struct Scan {
+    /// Every op is one fragment: not empty, at most `max_transfer` long, not
+    /// past the end of the address space, and within one boundary unit.
+    one_fragment: bool,
+    /// Some op starts at most `gap` bytes after the end of the op before
+    /// it: the first part of the planner's merge test.
+    near: bool,
+    /// The bytes the ops request (meaningful when `one_fragment`).
+    bytes: u64,
+}
+
+/// One pass over `ops` for [`Scan`], without branches: on scattered
+/// addresses the merge test's parts are coin tosses that branches would
+/// mispredict half the time, and the rest is cheaper to accumulate than to
+/// branch on.
 #[inline]
-fn follows_within(ops: &[ReadOp<'_>], gap: u64) -> bool {
+fn scan(ops: &[ReadOp<'_>], max_transfer: u64, unit: u64, gap: u64) -> Scan {
+    let (mut one_fragment, mut near, mut bytes) = (true, false, 0u64);
     // `u64::MAX` as the first predecessor's end never precedes an op.
     let mut prev_end = u64::MAX;
-    let mut near = false;
     for op in ops {
-        near |= (op.addr.wrapping_sub(prev_end) <= gap) & (op.addr >= prev_end);
-        prev_end = op.addr.wrapping_add(op.buf.len() as u64);
+        let (addr, len) = (op.addr, op.buf.len() as u64);
+        let (end, overflow) = addr.overflowing_add(len);
+        // `len - 1` wraps for an empty op, so it fails the length test.
+        one_fragment &= (len.wrapping_sub(1) < max_transfer)
+            & !overflow
+            & ((addr ^ end.wrapping_sub(1)) & unit == 0);
+        near |= (addr.wrapping_sub(prev_end) <= gap) & (addr >= prev_end);
+        bytes = bytes.wrapping_add(len);
+        prev_end = end;
     }
-    near
+    Scan {
+        one_fragment,
+        near,
+        bytes,
+    }
 }
 
 /// A report's `(valid, error)`, made consistent: `valid <= len`, and an error
