@@ -135,6 +135,53 @@ fn by_hand(mem: &[u8], ops: &mut [ReadOp<'_>]) -> u64 {
         })
 }
 
+/// Times reading `addrs` in batches of `BATCH` ops built afresh for each
+/// batch; `read` performs one batch and returns the sum of its values.
+#[inline(always)]
+fn timed_fresh<const BATCH: usize>(
+    addrs: &[usize],
+    mut read: impl FnMut(&mut [ReadOp<'_>]) -> u64,
+) -> Duration {
+    let mut bufs = [[0u8; 8]; BATCH];
+    let t = Instant::now();
+    let mut sum = 0u64;
+    for chunk in addrs.chunks(BATCH) {
+        let mut ops = fresh_ops(&mut bufs, chunk);
+        sum = sum.wrapping_add(read(&mut ops[..chunk.len()]));
+    }
+    black_box(sum);
+    t.elapsed()
+}
+
+/// As [`timed_fresh`], with one op array built before timing and only its
+/// addresses set for each batch.
+#[inline(always)]
+fn timed_reused<const BATCH: usize>(
+    addrs: &[usize],
+    mut read: impl FnMut(&mut [ReadOp<'_>]) -> u64,
+) -> Duration {
+    let mut bufs = [[0u8; 8]; BATCH];
+    let mut ops = fresh_ops(&mut bufs, &[]);
+    let t = Instant::now();
+    let mut sum = 0u64;
+    for chunk in addrs.chunks(BATCH) {
+        sum = sum.wrapping_add(read(set_addrs(&mut ops, chunk)));
+    }
+    black_box(sum);
+    t.elapsed()
+}
+
+/// One `read_many` over `ops`: the sum of the completed values.
+#[inline(always)]
+fn read_sum<const N: usize, const F: usize>(
+    reader: &mut Reader<MemoryBackend<'_>, Vec<u8>, N, F>,
+    ops: &mut [ReadOp<'_>],
+) -> u64 {
+    let mut sum = 0u64;
+    reader.read_many(ops, |done| sum = sum.wrapping_add(completed_u64(&done)));
+    sum
+}
+
 fn seed(ctx: &Ctx) {
     const BATCH: usize = 64;
     let calls: usize = ctx.pick(1 << 18, 1 << 16);
@@ -210,61 +257,26 @@ fn seed(ctx: &Ctx) {
     // Each batch's ops built afresh, as in the seed's table.
     let mut reader = new_reader();
     c.variant("batch_api", move || {
-        let mut bufs = [[0u8; 8]; BATCH];
-        let t = Instant::now();
-        let mut sum = 0u64;
-        for chunk in addrs.chunks(BATCH) {
-            let mut ops = fresh_ops(&mut bufs, chunk);
-            reader.read_many(&mut ops[..chunk.len()], |done| {
-                sum = sum.wrapping_add(completed_u64(&done));
-            });
-        }
-        black_box(sum);
-        logged(batch_log, t.elapsed())
+        logged(
+            batch_log,
+            timed_fresh::<BATCH>(addrs, |ops| read_sum(&mut reader, ops)),
+        )
     });
     // One op array for the whole run, only the addresses set per batch: what
     // a caller that reads the same shapes over and over can do.
     let mut reader = new_reader();
     c.variant("batch_api_reused", move || {
-        let mut bufs = [[0u8; 8]; BATCH];
-        let mut ops = fresh_ops(&mut bufs, &[]);
-        let t = Instant::now();
-        let mut sum = 0u64;
-        for chunk in addrs.chunks(BATCH) {
-            let ops = set_addrs(&mut ops, chunk);
-            reader.read_many(ops, |done| {
-                sum = sum.wrapping_add(completed_u64(&done));
-            });
-        }
-        black_box(sum);
-        t.elapsed()
+        timed_reused::<BATCH>(addrs, |ops| read_sum(&mut reader, ops))
     });
     // Not contenders: the two batch shapes without the crate. The same ops,
     // each filled by a plain copy from memory and consumed the same way.
     // What the caller's side of a batch costs, the floor under `batch_api`
     // and `batch_api_reused`.
     c.variant("ops_by_hand", move || {
-        let mut bufs = [[0u8; 8]; BATCH];
-        let t = Instant::now();
-        let mut sum = 0u64;
-        for chunk in addrs.chunks(BATCH) {
-            let mut ops = fresh_ops(&mut bufs, chunk);
-            sum = sum.wrapping_add(by_hand(mem, black_box(&mut ops[..chunk.len()])));
-        }
-        black_box(sum);
-        t.elapsed()
+        timed_fresh::<BATCH>(addrs, |ops| by_hand(mem, black_box(ops)))
     });
     c.variant("ops_by_hand_reused", move || {
-        let mut bufs = [[0u8; 8]; BATCH];
-        let mut ops = fresh_ops(&mut bufs, &[]);
-        let t = Instant::now();
-        let mut sum = 0u64;
-        for chunk in addrs.chunks(BATCH) {
-            let ops = set_addrs(&mut ops, chunk);
-            sum = sum.wrapping_add(by_hand(mem, black_box(ops)));
-        }
-        black_box(sum);
-        t.elapsed()
+        timed_reused::<BATCH>(addrs, |ops| by_hand(mem, black_box(ops)))
     });
     let r = c.run(ctx.rounds(31, 7));
     r.emit_rate_ratio(calls as f64 / 1e6, "Mcalls/s");
