@@ -6,6 +6,24 @@ use crate::{Geometry, ReadErrorKind, ReadOp};
 ///
 /// Bytes `[0, valid)` of the op's buffer were read. If `valid` is less than the
 /// op's length, the rest failed with `error`.
+///
+/// # Examples
+///
+/// A read that runs past the end of a [`MemoryBackend`](crate::backends::MemoryBackend)
+/// reports the bytes it read and why the rest failed:
+///
+/// ```
+/// use batch_reader::{backends::MemoryBackend, Geometry, ReadBackend, ReadErrorKind, ReadOp, Report};
+///
+/// let mem = [1u8; 6];
+/// let mut backend = MemoryBackend::new(&mem, Geometry::new(None, 16, 4)?);
+/// let mut buf = [0u8; 8];
+/// let mut got = None;
+/// backend.read_batch(&mut [ReadOp::new(0, &mut buf, 5)], |r| got = Some(r));
+/// let r = got.unwrap();
+/// assert_eq!((r.tag, r.valid, r.error), (5, 6, Some(ReadErrorKind::OutOfBounds)));
+/// # Ok::<(), batch_reader::GeometryError>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Report {
     /// The tag of the backend op this reports on.
@@ -18,6 +36,15 @@ pub struct Report {
 
 impl Report {
     /// All `len` bytes of op `tag` were read.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::Report;
+    ///
+    /// let r = Report::ok(3, 16);
+    /// assert_eq!(r, Report { tag: 3, valid: 16, error: None });
+    /// ```
     #[inline]
     pub const fn ok(tag: usize, len: usize) -> Self {
         Self {
@@ -28,6 +55,15 @@ impl Report {
     }
 
     /// Op `tag` read `valid` bytes, then failed with `error`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{ReadErrorKind, Report};
+    ///
+    /// let r = Report::failed(3, 4, ReadErrorKind::Unmapped);
+    /// assert_eq!((r.valid, r.error), (4, Some(ReadErrorKind::Unmapped)));
+    /// ```
     #[inline]
     pub const fn failed(tag: usize, valid: usize, error: ReadErrorKind) -> Self {
         Self {
@@ -65,11 +101,33 @@ pub struct ScatterOp<'a, 'b> {
 
 impl ScatterOp<'_, '_> {
     /// Total length of the parts.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::ScatterOp;
+    ///
+    /// let (mut a, mut b) = ([0u8; 4], [0u8; 12]);
+    /// let mut parts: [&mut [u8]; 2] = [&mut a, &mut b];
+    /// assert_eq!(ScatterOp { addr: 0, parts: &mut parts, tag: 0 }.len(), 16);
+    /// ```
     pub fn len(&self) -> usize {
         self.parts.iter().map(|p| p.len()).sum()
     }
 
-    /// Whether the op reads nothing.
+    /// Whether the op reads nothing: it has no parts, or only empty ones.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::ScatterOp;
+    ///
+    /// let mut none: [&mut [u8]; 0] = [];
+    /// assert!(ScatterOp { addr: 0, parts: &mut none, tag: 0 }.is_empty());
+    /// let (mut a, mut b) = ([0u8; 0], [0u8; 1]);
+    /// let mut parts: [&mut [u8]; 2] = [&mut a, &mut b];
+    /// assert!(!ScatterOp { addr: 0, parts: &mut parts, tag: 0 }.is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.parts.iter().all(|p| p.is_empty())
     }
@@ -135,10 +193,41 @@ impl ScatterOp<'_, '_> {
 /// ```
 pub trait ReadBackend {
     /// The limits this backend declares.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadBackend};
+    ///
+    /// let g = Geometry::new(Some(512), 4096, 32)?;
+    /// let backend = MemoryBackend::new(&[], g);
+    /// assert_eq!(backend.geometry(), g);
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     fn geometry(&self) -> Geometry;
 
     /// Performs a prefix of `ops`, reports each through `report`, and returns
     /// how many it performed.
+    ///
+    /// # Examples
+    ///
+    /// A backend taking at most 2 ops per call performs the first 2 of 3 and
+    /// reports only those; the caller resubmits the third.
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadBackend, ReadOp};
+    ///
+    /// let mem = [9u8; 32];
+    /// let mut backend = MemoryBackend::new(&mem, Geometry::new(None, 32, 2)?);
+    /// let mut bufs = [[0u8; 4]; 3];
+    /// let [a, b, c] = &mut bufs;
+    /// let mut ops = [ReadOp::new(0, a, 10), ReadOp::new(8, b, 11), ReadOp::new(16, c, 12)];
+    /// let mut tags = Vec::new();
+    /// assert_eq!(backend.read_batch(&mut ops, |r| tags.push(r.tag)), 2);
+    /// assert_eq!(tags, [10, 11]);
+    /// assert_eq!(bufs, [[9; 4], [9; 4], [0; 4]]);
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     fn read_batch<R: FnMut(Report)>(&mut self, ops: &mut [ReadOp<'_>], report: R) -> usize;
 
     /// Whether [`read_scattered`](ReadBackend::read_scattered) reads
@@ -146,6 +235,18 @@ pub trait ReadBackend {
     /// When it does, and the coalescing gap is 0, the reader sends merged
     /// reads there instead of reading them into scratch space and copying.
     /// The default is `false`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadBackend};
+    ///
+    /// let mut backend = MemoryBackend::new(&[], Geometry::new(None, 16, 1)?);
+    /// assert!(backend.scatters());
+    /// backend.set_scatter(false);
+    /// assert!(!backend.scatters());
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     fn scatters(&self) -> bool {
         false
     }
@@ -157,6 +258,27 @@ pub trait ReadBackend {
     ///
     /// The default reads each part with `read_batch`, stopping an op at its
     /// first part that fails.
+    ///
+    /// # Examples
+    ///
+    /// One op reading 5 bytes at address 4 into two buffers; a fault at
+    /// address 7 stops it after 3 bytes:
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadBackend, ReadErrorKind, Report, ScatterOp};
+    ///
+    /// let mem: Vec<u8> = (0..16).collect();
+    /// let mut backend = MemoryBackend::new(&mem, Geometry::new(None, 16, 4)?);
+    /// backend.inject_fault(7..8, ReadErrorKind::Io)?;
+    /// let (mut a, mut b) = ([0u8; 2], [0u8; 3]);
+    /// let mut parts: [&mut [u8]; 2] = [&mut a, &mut b];
+    /// let mut ops = [ScatterOp { addr: 4, parts: &mut parts, tag: 1 }];
+    /// let mut got = None;
+    /// assert_eq!(backend.read_scattered(&mut ops, |r| got = Some(r)), 1);
+    /// assert_eq!(got, Some(Report::failed(1, 3, ReadErrorKind::Io)));
+    /// assert_eq!((a, b[0]), ([4, 5], 6));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn read_scattered<R: FnMut(Report)>(
         &mut self,
         ops: &mut [ScatterOp<'_, '_>],

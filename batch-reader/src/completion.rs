@@ -22,6 +22,28 @@ pub(crate) struct FragRecord {
 ///
 /// This is the seed's forward redirection: the fragment carries its op's tag
 /// (through the [`Completion`]) and its offset within the op.
+///
+/// # Examples
+///
+/// An op crossing a 16-byte boundary is read as two fragments; a fault at
+/// address 20 cuts the second one short:
+///
+/// ```
+/// use batch_reader::{backends::MemoryBackend, Fragment, Geometry, ReadErrorKind, ReadOp, Reader};
+///
+/// let mem = [0u8; 32];
+/// let mut backend = MemoryBackend::new(&mem, Geometry::new(Some(16), 16, 8)?);
+/// backend.inject_fault(20..24, ReadErrorKind::Io)?;
+/// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+/// let mut buf = [0u8; 16];
+/// let mut frags = Vec::new();
+/// reader.read_many(&mut [ReadOp::new(8, &mut buf, 0)], |c| frags.extend(c.fragments()));
+/// assert_eq!(frags, [
+///     Fragment { offset: 0, len: 8, valid: 8, error: None },
+///     Fragment { offset: 8, len: 8, valid: 4, error: Some(ReadErrorKind::Io) },
+/// ]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Fragment {
     /// Offset within the op.
@@ -56,6 +78,16 @@ pub struct Segment {
 
 impl Segment {
     /// `offset..offset + len`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::Segment;
+    ///
+    /// let s = Segment { offset: 16, len: 4, result: Ok(()) };
+    /// assert_eq!(s.range(), 16..20);
+    /// assert_eq!(s.range().len(), s.len);
+    /// ```
     #[inline]
     pub fn range(&self) -> core::ops::Range<usize> {
         self.offset..self.offset + self.len
@@ -110,42 +142,154 @@ pub struct Completion<'a> {
 
 impl<'a> Completion<'a> {
     /// The op's tag.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadOp, Reader};
+    ///
+    /// let mem = [0u8; 32];
+    /// let backend = MemoryBackend::new(&mem, Geometry::new(None, 32, 8)?);
+    /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+    /// let (mut a, mut b) = ([0u8; 4], [0u8; 4]);
+    /// let mut ops = [ReadOp::new(16, &mut a, 70), ReadOp::new(0, &mut b, 71)];
+    /// let mut tags = Vec::new();
+    /// reader.read_many(&mut ops, |c| tags.push(c.tag()));
+    /// assert_eq!(tags, [70, 71]);
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     #[inline]
     pub fn tag(&self) -> usize {
         self.tag
     }
 
-    /// The op's start address.
+    /// The op's start address, in every completion of the op.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadOp, Reader};
+    ///
+    /// let mem: Vec<u8> = (0..32).collect();
+    /// let backend = MemoryBackend::new(&mem, Geometry::new(Some(16), 16, 8)?);
+    /// // A fragment table of one: each fragment gets a completion of its own.
+    /// let mut reader = Reader::<_, _, 4, 1>::with_window(backend, [0u8; 0]);
+    /// let mut buf = [0u8; 16];
+    /// let mut seen = Vec::new();
+    /// reader.read_many(&mut [ReadOp::new(8, &mut buf, 0)], |c| seen.push(c.addr()));
+    /// assert_eq!(seen, [8, 8]);
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     #[inline]
     pub fn addr(&self) -> u64 {
         self.addr
     }
 
-    /// The op's full length.
+    /// The op's full length, in every completion of the op.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadOp, Reader};
+    ///
+    /// let mem: Vec<u8> = (0..32).collect();
+    /// let backend = MemoryBackend::new(&mem, Geometry::new(Some(16), 16, 8)?);
+    /// // A fragment table of one: each fragment gets a completion of its own.
+    /// let mut reader = Reader::<_, _, 4, 1>::with_window(backend, [0u8; 0]);
+    /// let mut buf = [0u8; 16];
+    /// let mut seen = Vec::new();
+    /// reader.read_many(&mut [ReadOp::new(8, &mut buf, 0)], |c| seen.push((c.op_len(), c.len())));
+    /// assert_eq!(seen, [(16, 8), (16, 8)]);
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     #[inline]
     pub fn op_len(&self) -> usize {
         self.op_len
     }
 
     /// Offset within the op of the first byte this completion covers.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadOp, Reader};
+    ///
+    /// let mem: Vec<u8> = (0..32).collect();
+    /// let backend = MemoryBackend::new(&mem, Geometry::new(Some(16), 16, 8)?);
+    /// // A fragment table of one: each fragment gets a completion of its own.
+    /// let mut reader = Reader::<_, _, 4, 1>::with_window(backend, [0u8; 0]);
+    /// let mut buf = [0u8; 16];
+    /// let mut seen = Vec::new();
+    /// reader.read_many(&mut [ReadOp::new(8, &mut buf, 0)], |c| seen.push(c.offset()));
+    /// assert_eq!(seen, [0, 8]);
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     #[inline]
     pub fn offset(&self) -> usize {
         self.offset
     }
 
     /// Number of bytes this completion covers.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadOp, Reader};
+    ///
+    /// let mem: Vec<u8> = (0..32).collect();
+    /// let backend = MemoryBackend::new(&mem, Geometry::new(Some(16), 16, 8)?);
+    /// // A fragment table of one: each fragment gets a completion of its own.
+    /// let mut reader = Reader::<_, _, 4, 1>::with_window(backend, [0u8; 0]);
+    /// let mut buf = [0u8; 16];
+    /// let mut seen = Vec::new();
+    /// reader.read_many(&mut [ReadOp::new(4, &mut buf, 0)], |c| seen.push(c.len()));
+    /// assert_eq!(seen, [12, 4]);
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     #[inline]
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Whether this completion covers no bytes (an empty op).
+    ///
+    /// # Examples
+    ///
+    /// An empty op still gets one completion, which is empty and successful:
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadOp, Reader};
+    ///
+    /// let backend = MemoryBackend::new(&[], Geometry::new(None, 16, 8)?);
+    /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+    /// let mut seen = Vec::new();
+    /// let mut ops = [ReadOp::new(0, &mut [], 0)];
+    /// reader.read_many(&mut ops, |c| seen.push((c.is_empty(), c.is_ok())));
+    /// assert_eq!(seen, [(true, true)]);
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// Whether this is the op's last completion.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadOp, Reader};
+    ///
+    /// let mem: Vec<u8> = (0..32).collect();
+    /// let backend = MemoryBackend::new(&mem, Geometry::new(Some(16), 16, 8)?);
+    /// // A fragment table of one: each fragment gets a completion of its own.
+    /// let mut reader = Reader::<_, _, 4, 1>::with_window(backend, [0u8; 0]);
+    /// let mut buf = [0u8; 16];
+    /// let mut seen = Vec::new();
+    /// reader.read_many(&mut [ReadOp::new(8, &mut buf, 0)], |c| seen.push(c.is_last()));
+    /// assert_eq!(seen, [false, true]);
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     #[inline]
     pub fn is_last(&self) -> bool {
         self.offset + self.len == self.op_len
@@ -153,30 +297,111 @@ impl<'a> Completion<'a> {
 
     /// The op's buffer over the covered bytes. Only the bytes of `Ok`
     /// segments hold read data.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadOp, Reader};
+    ///
+    /// let mem: Vec<u8> = (0..32).collect();
+    /// let backend = MemoryBackend::new(&mem, Geometry::new(Some(16), 16, 8)?);
+    /// // A fragment table of one: each fragment gets a completion of its own.
+    /// let mut reader = Reader::<_, _, 4, 1>::with_window(backend, [0u8; 0]);
+    /// let mut buf = [0u8; 16];
+    /// let mut seen = Vec::new();
+    /// reader.read_many(&mut [ReadOp::new(12, &mut buf, 0)], |c| seen.push(c.data().to_vec()));
+    /// assert_eq!(seen, [vec![12, 13, 14, 15], (16..28).collect::<Vec<u8>>()]);
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     #[inline]
     pub fn data(&self) -> &'a [u8] {
         self.data
     }
 
     /// Whether every covered byte was read.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadErrorKind, ReadOp, Reader};
+    ///
+    /// let mem = [0u8; 32];
+    /// let mut backend = MemoryBackend::new(&mem, Geometry::new(Some(16), 16, 8)?);
+    /// backend.inject_fault(20..32, ReadErrorKind::Unmapped)?;
+    /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+    /// let mut buf = [0u8; 16];
+    /// let mut seen = Vec::new();
+    /// reader.read_many(&mut [ReadOp::new(0, &mut buf, 0)], |c| seen.push(c.is_ok()));
+    /// reader.read_many(&mut [ReadOp::new(8, &mut buf, 1)], |c| seen.push(c.is_ok()));
+    /// assert_eq!(seen, [true, false]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[inline]
     pub fn is_ok(&self) -> bool {
         self.frags.iter().all(|f| f.error.is_none())
     }
 
     /// Number of covered bytes read.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadErrorKind, ReadOp, Reader};
+    ///
+    /// let mem = [0u8; 32];
+    /// let mut backend = MemoryBackend::new(&mem, Geometry::new(Some(16), 16, 8)?);
+    /// backend.inject_fault(20..32, ReadErrorKind::Unmapped)?;
+    /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+    /// let mut buf = [0u8; 16];
+    /// let mut ok = 0;
+    /// reader.read_many(&mut [ReadOp::new(8, &mut buf, 0)], |c| ok = c.ok_bytes());
+    /// assert_eq!(ok, 12); // 8..20 was read
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[inline]
     pub fn ok_bytes(&self) -> usize {
         self.frags.iter().map(|f| f.valid).sum()
     }
 
     /// Number of covered bytes that failed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadErrorKind, ReadOp, Reader};
+    ///
+    /// let mem = [0u8; 32];
+    /// let mut backend = MemoryBackend::new(&mem, Geometry::new(Some(16), 16, 8)?);
+    /// backend.inject_fault(20..32, ReadErrorKind::Unmapped)?;
+    /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+    /// let mut buf = [0u8; 16];
+    /// let mut failed = 0;
+    /// reader.read_many(&mut [ReadOp::new(8, &mut buf, 0)], |c| failed = c.failed_bytes());
+    /// assert_eq!(failed, 4); // 20..24 failed
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[inline]
     pub fn failed_bytes(&self) -> usize {
         self.len - self.ok_bytes()
     }
 
     /// The first failed byte (offset within the op) and why it failed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadErrorKind, ReadOp, Reader};
+    ///
+    /// let mem = [0u8; 32];
+    /// let mut backend = MemoryBackend::new(&mem, Geometry::new(Some(16), 16, 8)?);
+    /// backend.inject_fault(20..32, ReadErrorKind::Unmapped)?;
+    /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+    /// let mut buf = [0u8; 16];
+    /// let mut first = None;
+    /// reader.read_many(&mut [ReadOp::new(8, &mut buf, 0)], |c| first = c.first_error());
+    /// assert_eq!(first, Some((12, ReadErrorKind::Unmapped))); // address 20
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[inline]
     pub fn first_error(&self) -> Option<(usize, ReadErrorKind)> {
         self.frags
@@ -185,6 +410,25 @@ impl<'a> Completion<'a> {
     }
 
     /// The fragments, in order, as the backend saw them.
+    ///
+    /// # Examples
+    ///
+    /// An op crossing two 16-byte boundaries is read as three fragments:
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadOp, Reader};
+    ///
+    /// let mem = [0u8; 64];
+    /// let backend = MemoryBackend::new(&mem, Geometry::new(Some(16), 16, 8)?);
+    /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+    /// let mut buf = [0u8; 32];
+    /// let mut frags = Vec::new();
+    /// reader.read_many(&mut [ReadOp::new(8, &mut buf, 0)], |c| {
+    ///     frags.extend(c.fragments().map(|f| (f.offset, f.len)));
+    /// });
+    /// assert_eq!(frags, [(0, 8), (8, 16), (24, 8)]);
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     #[inline]
     pub fn fragments(&self) -> impl Iterator<Item = Fragment> + 'a {
         self.frags.iter().map(|f| Fragment {
@@ -197,6 +441,25 @@ impl<'a> Completion<'a> {
 
     /// The byte ranges with one outcome each, in order, adjacent ranges with
     /// the same outcome merged.
+    ///
+    /// # Examples
+    ///
+    /// Two fragments that were both read make one segment:
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadOp, Reader, Segment};
+    ///
+    /// let mem = [0u8; 32];
+    /// let backend = MemoryBackend::new(&mem, Geometry::new(Some(16), 16, 8)?);
+    /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+    /// let mut buf = [0u8; 16];
+    /// reader.read_many(&mut [ReadOp::new(8, &mut buf, 0)], |c| {
+    ///     assert_eq!(c.fragments().count(), 2);
+    ///     let segs: Vec<Segment> = c.segments().collect();
+    ///     assert_eq!(segs, [Segment { offset: 0, len: 16, result: Ok(()) }]);
+    /// });
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     #[inline]
     pub fn segments(&self) -> Segments<'a> {
         Segments {
@@ -207,6 +470,31 @@ impl<'a> Completion<'a> {
 }
 
 /// Iterator over the [`Segment`]s of a [`Completion`].
+///
+/// # Examples
+///
+/// An op over three 8-byte units whose middle unit is faulted: read, failed,
+/// read.
+///
+/// ```
+/// use batch_reader::{backends::MemoryBackend, Geometry, ReadErrorKind, ReadOp, Reader};
+///
+/// let mem = [0u8; 64];
+/// let mut backend = MemoryBackend::new(&mem, Geometry::new(Some(8), 8, 8)?);
+/// backend.inject_fault(24..32, ReadErrorKind::Unmapped)?;
+/// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+/// let mut buf = [0u8; 24];
+/// let mut segs = Vec::new();
+/// reader.read_many(&mut [ReadOp::new(16, &mut buf, 0)], |c| {
+///     segs.extend(c.segments().map(|s| (s.range(), s.result)));
+/// });
+/// assert_eq!(segs, [
+///     (0..8, Ok(())),
+///     (8..16, Err(ReadErrorKind::Unmapped)),
+///     (16..24, Ok(())),
+/// ]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Segments<'a> {
     frags: &'a [FragRecord],
@@ -284,6 +572,19 @@ pub struct ReadSummary {
 impl ReadSummary {
     /// A summary of a read of `len` bytes of which `ok` succeeded, the first
     /// failure being at offset `first_error.0`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadErrorKind, Reader, ReadSummary};
+    ///
+    /// let mem = [1u8; 16];
+    /// let backend = MemoryBackend::new(&mem, Geometry::new(None, 32, 8)?);
+    /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+    /// let s = reader.read_buf(12, &mut [0u8; 8]);
+    /// assert_eq!(s, ReadSummary::new(8, 4, Some((4, ReadErrorKind::OutOfBounds))));
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     pub const fn new(len: usize, ok: usize, first_error: Option<(usize, ReadErrorKind)>) -> Self {
         Self {
             len,
@@ -293,31 +594,109 @@ impl ReadSummary {
     }
 
     /// Whether every byte was read.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, Reader};
+    ///
+    /// let mem = [1u8; 16];
+    /// let backend = MemoryBackend::new(&mem, Geometry::new(None, 32, 8)?);
+    /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+    /// assert!(reader.read_buf(8, &mut [0u8; 8]).is_ok());
+    /// assert!(!reader.read_buf(12, &mut [0u8; 8]).is_ok());
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     pub const fn is_ok(&self) -> bool {
         self.first_error.is_none()
     }
 
-    /// The length of the read.
+    /// The length of the read: the length of the buffer, however many of its
+    /// bytes were read.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, Reader};
+    ///
+    /// let mem = [1u8; 16];
+    /// let backend = MemoryBackend::new(&mem, Geometry::new(None, 32, 8)?);
+    /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+    /// assert_eq!(reader.read_buf(100, &mut [0u8; 8]).len(), 8);
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     pub const fn len(&self) -> usize {
         self.len
     }
 
     /// Whether the read was empty.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, Reader};
+    ///
+    /// let mem = [1u8; 16];
+    /// let backend = MemoryBackend::new(&mem, Geometry::new(None, 32, 8)?);
+    /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+    /// let s = reader.read_buf(0, &mut []);
+    /// assert!(s.is_empty() && s.is_ok());
+    /// assert!(!reader.read_buf(0, &mut [0u8; 1]).is_empty());
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     pub const fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// Bytes read.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, Reader};
+    ///
+    /// let mem = [1u8; 16];
+    /// let backend = MemoryBackend::new(&mem, Geometry::new(None, 32, 8)?);
+    /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+    /// assert_eq!(reader.read_buf(12, &mut [0u8; 8]).ok_bytes(), 4);
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     pub const fn ok_bytes(&self) -> usize {
         self.ok
     }
 
     /// Bytes that failed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, Reader};
+    ///
+    /// let mem = [1u8; 16];
+    /// let backend = MemoryBackend::new(&mem, Geometry::new(None, 32, 8)?);
+    /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+    /// assert_eq!(reader.read_buf(10, &mut [0u8; 8]).failed_bytes(), 2);
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     pub const fn failed_bytes(&self) -> usize {
         self.len - self.ok
     }
 
     /// The first failed byte's offset and why it failed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadErrorKind, Reader};
+    ///
+    /// let mem = [1u8; 16];
+    /// let backend = MemoryBackend::new(&mem, Geometry::new(None, 32, 8)?);
+    /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+    /// let s = reader.read_buf(10, &mut [0u8; 8]);
+    /// assert_eq!(s.first_error(), Some((6, ReadErrorKind::OutOfBounds)));
+    /// assert_eq!(reader.read_buf(0, &mut [0u8; 8]).first_error(), None);
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     pub const fn first_error(&self) -> Option<(usize, ReadErrorKind)> {
         self.first_error
     }

@@ -61,6 +61,24 @@ impl Counters {
 
     /// `bytes_read / bytes_requested`: 1.0 when nothing was re-read or read
     /// in gaps (and when nothing was requested).
+    ///
+    /// # Examples
+    ///
+    /// Two 4-byte ops 4 bytes apart, merged across the gap: 12 bytes read for
+    /// 8 requested.
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, CoalescePolicy, Geometry, ReadOp, Reader};
+    ///
+    /// let mem = [0u8; 16];
+    /// let backend = MemoryBackend::new(&mem, Geometry::new(None, 16, 8)?);
+    /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 16]);
+    /// reader.set_policy(CoalescePolicy::with_gap(4));
+    /// let (mut a, mut b) = ([0u8; 4], [0u8; 4]);
+    /// reader.read_many(&mut [ReadOp::new(0, &mut a, 0), ReadOp::new(8, &mut b, 1)], |_| {});
+    /// assert_eq!(reader.counters().read_amplification(), 1.5);
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     pub fn read_amplification(&self) -> f64 {
         if self.bytes_requested == 0 {
             1.0

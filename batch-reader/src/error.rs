@@ -6,6 +6,21 @@ use core::fmt;
 ///
 /// Every failed range of every op carries one of these; a batch never fails as
 /// a whole.
+///
+/// # Examples
+///
+/// ```
+/// use batch_reader::{backends::MemoryBackend, Geometry, ReadErrorKind, Reader};
+///
+/// let mem = [0u8; 16];
+/// let backend = MemoryBackend::new(&mem, Geometry::new(None, 16, 8)?);
+/// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+/// assert_eq!(reader.read_val::<u32>(14), Err(ReadErrorKind::OutOfBounds));
+/// let s = reader.read_buf(u64::MAX - 1, &mut [0u8; 4]);
+/// assert_eq!(s.first_error(), Some((0, ReadErrorKind::AddressOverflow)));
+/// assert_eq!(ReadErrorKind::OutOfBounds.to_string(), "address past the end of the source");
+/// # Ok::<(), batch_reader::GeometryError>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ReadErrorKind {
@@ -50,6 +65,18 @@ impl fmt::Display for ReadErrorKind {
 impl core::error::Error for ReadErrorKind {}
 
 /// A [`Geometry`](crate::Geometry) that cannot describe a backend.
+///
+/// # Examples
+///
+/// ```
+/// use batch_reader::{Geometry, GeometryError};
+///
+/// assert_eq!(Geometry::new(Some(0), 64, 1), Err(GeometryError::BadBoundary(0)));
+/// assert_eq!(Geometry::new(Some(48), 64, 1), Err(GeometryError::BadBoundary(48)));
+/// assert_eq!(Geometry::new(None, 0, 1), Err(GeometryError::ZeroTransfer));
+/// assert_eq!(Geometry::new(None, 64, 0), Err(GeometryError::ZeroOps));
+/// assert_eq!(GeometryError::ZeroOps.to_string(), "maximum ops per call is zero");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GeometryError {
     /// The split boundary is zero or not a power of two.
@@ -74,6 +101,20 @@ impl core::error::Error for GeometryError {}
 
 /// The fault map of a [`MemoryBackend`](crate::backends::MemoryBackend) has no
 /// room for another fault.
+///
+/// # Examples
+///
+/// ```
+/// use batch_reader::{backends::MemoryBackend, FaultMapError, Geometry, ReadErrorKind};
+///
+/// let mut backend = MemoryBackend::<'_, 2>::mapped_at(&[], 0, Geometry::new(None, 16, 1)?);
+/// backend.inject_fault(0..1, ReadErrorKind::Io)?;
+/// backend.inject_fault(1..2, ReadErrorKind::Io)?;
+/// let err = backend.inject_fault(2..3, ReadErrorKind::Io).unwrap_err();
+/// assert_eq!(err, FaultMapError::Full { capacity: 2 });
+/// assert_eq!(err.to_string(), "fault map full (2 faults)");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FaultMapError {
     /// Every slot of the fault map is taken.

@@ -31,6 +31,25 @@ pub struct Geometry {
 impl Geometry {
     /// A geometry, checked: the boundary must be a power of two, the other two
     /// limits non-zero.
+    ///
+    /// # Errors
+    ///
+    /// [`GeometryError::BadBoundary`] if `boundary` is `Some` of zero or of a
+    /// number that is not a power of two, [`GeometryError::ZeroTransfer`] if
+    /// `max_transfer` is zero, [`GeometryError::ZeroOps`] if `max_ops` is zero.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{Geometry, GeometryError};
+    ///
+    /// // 4 KiB pages, at most 1 MiB per op, 64 ops per call.
+    /// let g = Geometry::new(Some(4096), 1 << 20, 64)?;
+    /// assert_eq!((g.boundary(), g.max_transfer(), g.max_ops()), (Some(4096), 1 << 20, 64));
+    /// assert_eq!(Geometry::new(Some(4095), 1 << 20, 64), Err(GeometryError::BadBoundary(4095)));
+    /// assert_eq!(Geometry::new(None, 1 << 20, 0), Err(GeometryError::ZeroOps));
+    /// # Ok::<(), GeometryError>(())
+    /// ```
     pub const fn new(
         boundary: Option<u64>,
         max_transfer: usize,
@@ -55,6 +74,16 @@ impl Geometry {
     }
 
     /// The split boundary, if any.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::Geometry;
+    ///
+    /// assert_eq!(Geometry::new(Some(512), 4096, 8)?.boundary(), Some(512));
+    /// assert_eq!(Geometry::new(None, 4096, 8)?.boundary(), None);
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     #[inline]
     pub const fn boundary(&self) -> Option<u64> {
         match self.boundary_mask {
@@ -64,12 +93,32 @@ impl Geometry {
     }
 
     /// The most bytes one backend op may carry.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::Geometry;
+    ///
+    /// let g = Geometry::new(None, 128, 8)?;
+    /// assert_eq!(g.max_transfer(), 128);
+    /// assert_eq!(g.fragment_len(0, 1000), 128);
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     #[inline]
     pub const fn max_transfer(&self) -> usize {
         self.max_transfer
     }
 
     /// The most ops one backend call may carry.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::Geometry;
+    ///
+    /// assert_eq!(Geometry::new(None, 128, 8)?.max_ops(), 8);
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     #[inline]
     pub const fn max_ops(&self) -> usize {
         self.max_ops
@@ -77,6 +126,18 @@ impl Geometry {
 
     /// How many bytes from `addr` up to the next boundary (`u64::MAX` when
     /// there is no boundary).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::Geometry;
+    ///
+    /// let g = Geometry::new(Some(4096), 1 << 20, 64)?;
+    /// assert_eq!(g.bytes_to_boundary(4095), 1);
+    /// assert_eq!(g.bytes_to_boundary(4096), 4096); // on a boundary: a whole unit
+    /// assert_eq!(Geometry::new(None, 1 << 20, 64)?.bytes_to_boundary(4095), u64::MAX);
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     #[inline]
     pub const fn bytes_to_boundary(&self, addr: u64) -> u64 {
         match self.boundary_mask {
@@ -87,6 +148,18 @@ impl Geometry {
 
     /// Whether `[start, end)` (non-empty, `end > start`) stays within one
     /// boundary unit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::Geometry;
+    ///
+    /// let g = Geometry::new(Some(4096), 1 << 20, 64)?;
+    /// assert!(g.same_unit(4090, 4096)); // the last byte is 4095
+    /// assert!(!g.same_unit(4090, 4097));
+    /// assert!(Geometry::new(None, 1 << 20, 64)?.same_unit(0, 1 << 40));
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     #[inline]
     pub const fn same_unit(&self, start: u64, end: u64) -> bool {
         match self.boundary_mask {
@@ -97,6 +170,18 @@ impl Geometry {
 
     /// The length of the first fragment of a read of `len` bytes at `addr`:
     /// up to the boundary and at most `max_transfer`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::Geometry;
+    ///
+    /// let g = Geometry::new(Some(4096), 1024, 64)?;
+    /// assert_eq!(g.fragment_len(4000, 500), 96); // stops at the boundary
+    /// assert_eq!(g.fragment_len(4096, 5000), 1024); // at most max_transfer
+    /// assert_eq!(g.fragment_len(4096, 10), 10); // short reads are whole
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     #[inline]
     pub fn fragment_len(&self, addr: u64, len: usize) -> usize {
         let to_boundary = self.bytes_to_boundary(addr);

@@ -11,8 +11,45 @@ use crate::{
 };
 
 /// Default number of ops in a [`read_iter`](Reader::read_iter) window.
+///
+/// # Examples
+///
+/// A reader made with [`Reader::new`] reads 17 ops in two windows, so two
+/// backend calls:
+///
+/// ```
+/// use batch_reader::{backends::MemoryBackend, Geometry, ReadOp, Reader, DEFAULT_WINDOW};
+///
+/// let mem = [0u8; 64];
+/// let backend = MemoryBackend::new(&mem, Geometry::new(None, 64, 64)?);
+/// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+/// let mut bufs = [[0u8; 1]; DEFAULT_WINDOW + 1];
+/// // Two bytes apart, so that no two ops merge.
+/// let ops = bufs.iter_mut().enumerate().map(|(i, b)| ReadOp::new(2 * i as u64, b, i));
+/// reader.read_iter(ops, |_| {});
+/// assert_eq!(reader.counters().backend_calls, 2);
+/// # Ok::<(), batch_reader::GeometryError>(())
+/// ```
 pub const DEFAULT_WINDOW: usize = 16;
 /// Default number of fragments the reader tracks at once.
+///
+/// # Examples
+///
+/// With 4-byte boundary units, an op of `DEFAULT_FRAGMENTS + 1` units is
+/// completed in two parts by a reader made with [`Reader::new`]:
+///
+/// ```
+/// use batch_reader::{backends::MemoryBackend, Geometry, ReadOp, Reader, DEFAULT_FRAGMENTS};
+///
+/// let mem = [0u8; 4 * (DEFAULT_FRAGMENTS + 1)];
+/// let backend = MemoryBackend::new(&mem, Geometry::new(Some(4), 4, 64)?);
+/// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+/// let mut buf = [0u8; 4 * (DEFAULT_FRAGMENTS + 1)];
+/// let mut parts = Vec::new();
+/// reader.read_many(&mut [ReadOp::new(0, &mut buf, 0)], |c| parts.push((c.offset(), c.len())));
+/// assert_eq!(parts, [(0, 4 * DEFAULT_FRAGMENTS), (4 * DEFAULT_FRAGMENTS, 4)]);
+/// # Ok::<(), batch_reader::GeometryError>(())
+/// ```
 pub const DEFAULT_FRAGMENTS: usize = 64;
 
 /// The batching reader: every layer on top of one [`ReadBackend`].
@@ -103,6 +140,29 @@ impl<B, S> Reader<B, S> {
     ///
     /// Merged reads land in `scratch`, so merging never produces a read
     /// larger than it.
+    ///
+    /// # Examples
+    ///
+    /// With 8 bytes of scratch and a backend that does not scatter, three
+    /// adjacent 4-byte ops take two backend reads: the first two merge, the
+    /// third does not fit.
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadOp, Reader};
+    ///
+    /// let mem: Vec<u8> = (0..16).collect();
+    /// let mut backend = MemoryBackend::new(&mem, Geometry::new(None, 16, 8)?);
+    /// backend.set_scatter(false);
+    /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 8]);
+    /// let mut bufs = [[0u8; 4]; 3];
+    /// let [a, b, c] = &mut bufs;
+    /// let mut ops = [ReadOp::new(0, a, 0), ReadOp::new(4, b, 1), ReadOp::new(8, c, 2)];
+    /// reader.read_many(&mut ops, |_| {});
+    /// assert_eq!(bufs, [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]]);
+    /// let n = reader.counters();
+    /// assert_eq!((n.backend_ops, n.merged_reads, n.merged_ops), (2, 1, 2));
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     pub fn new(backend: B, scratch: S) -> Self {
         Self::with_window(backend, scratch)
     }
@@ -137,37 +197,140 @@ impl<B, S, const N: usize, const F: usize> Reader<B, S, N, F> {
     }
 
     /// Replaces the coalescing policy.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, CoalescePolicy, Geometry, ReadOp, Reader};
+    ///
+    /// let mem = [0u8; 16];
+    /// let backend = MemoryBackend::new(&mem, Geometry::new(None, 16, 8)?);
+    /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+    /// let (mut a, mut b) = ([0u8; 4], [0u8; 4]);
+    /// reader
+    ///     .set_policy(CoalescePolicy::disabled())
+    ///     .read_many(&mut [ReadOp::new(0, &mut a, 0), ReadOp::new(4, &mut b, 1)], |_| {});
+    /// assert_eq!(reader.counters().merged_reads, 0);
+    /// reader.set_policy(CoalescePolicy::default());
+    /// reader.read_many(&mut [ReadOp::new(0, &mut a, 0), ReadOp::new(4, &mut b, 1)], |_| {});
+    /// assert_eq!(reader.counters().merged_reads, 1);
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     pub fn set_policy(&mut self, policy: CoalescePolicy) -> &mut Self {
         self.policy = policy;
         self
     }
 
     /// The coalescing policy.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, CoalescePolicy, Geometry, Reader};
+    ///
+    /// let backend = MemoryBackend::new(&[], Geometry::new(None, 16, 8)?);
+    /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 64]);
+    /// assert_eq!(reader.policy(), CoalescePolicy::with_gap(0));
+    /// reader.set_policy(CoalescePolicy::with_gap(32));
+    /// assert_eq!(reader.policy().max_gap(), Some(32));
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     pub fn policy(&self) -> CoalescePolicy {
         self.policy
     }
 
-    /// The running totals.
+    /// The running totals, since the reader was made or the last
+    /// [`reset_counters`](Reader::reset_counters).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, Reader};
+    ///
+    /// let mem = [0u8; 64];
+    /// let backend = MemoryBackend::new(&mem, Geometry::new(Some(16), 16, 8)?);
+    /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+    /// reader.read_buf(8, &mut [0u8; 16]); // crosses a boundary: two fragments
+    /// reader.read_buf(40, &mut [0u8; 4]);
+    /// let c = reader.counters();
+    /// assert_eq!((c.ops, c.fragments, c.backend_calls), (2, 3, 2));
+    /// assert_eq!((c.bytes_requested, c.bytes_read), (20, 20));
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     pub fn counters(&self) -> Counters {
         self.counters
     }
 
     /// Zeroes the running totals.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Counters, Geometry, Reader};
+    ///
+    /// let mem = [0u8; 16];
+    /// let backend = MemoryBackend::new(&mem, Geometry::new(None, 16, 8)?);
+    /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+    /// reader.read_buf(0, &mut [0u8; 4]);
+    /// assert_eq!(reader.counters().ops, 1);
+    /// reader.reset_counters();
+    /// assert_eq!(reader.counters(), Counters::default());
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     pub fn reset_counters(&mut self) {
         self.counters = Counters::default();
     }
 
     /// The backend.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadBackend, Reader};
+    ///
+    /// let g = Geometry::new(Some(4096), 4096, 8)?;
+    /// let reader: Reader<_, _> = Reader::new(MemoryBackend::new(&[], g), [0u8; 0]);
+    /// assert_eq!(reader.backend().geometry(), g);
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     pub fn backend(&self) -> &B {
         &self.backend
     }
 
     /// The backend, mutably (to inject faults, say).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadErrorKind, Reader};
+    ///
+    /// let mem = [3u8; 16];
+    /// let backend = MemoryBackend::new(&mem, Geometry::new(None, 16, 8)?);
+    /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+    /// assert_eq!(reader.read_val::<u8>(4), Ok(3));
+    /// reader.backend_mut().inject_fault(4..5, ReadErrorKind::TimedOut)?;
+    /// assert_eq!(reader.read_val::<u8>(4), Err(ReadErrorKind::TimedOut));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn backend_mut(&mut self) -> &mut B {
         &mut self.backend
     }
 
     /// The backend and the scratch space back.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadErrorKind, Reader};
+    ///
+    /// let backend = MemoryBackend::new(&[], Geometry::new(None, 16, 8)?);
+    /// let mut reader: Reader<_, _> = Reader::new(backend, vec![0u8; 256]);
+    /// reader.backend_mut().inject_fault(0..8, ReadErrorKind::Io)?;
+    /// let (backend, scratch) = reader.into_parts();
+    /// assert_eq!(backend.faults().len(), 1);
+    /// assert_eq!(scratch.len(), 256);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn into_parts(self) -> (B, S) {
         (self.backend, self.scratch)
     }

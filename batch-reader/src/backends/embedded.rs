@@ -48,6 +48,39 @@ pub struct EmbeddedIoBackend<T> {
 
 impl<T: Read + Seek> EmbeddedIoBackend<T> {
     /// Reads `io`, declaring `geometry` (its sector size as the boundary, say).
+    ///
+    /// # Examples
+    ///
+    /// A read that reaches the end of the source (`Rom` is a byte slice with
+    /// a position):
+    ///
+    /// ```
+    /// use batch_reader::{backends::EmbeddedIoBackend, Geometry, ReadErrorKind, Reader};
+    ///
+    /// # struct Rom<'a>(&'a [u8], usize);
+    /// # impl embedded_io::ErrorType for Rom<'_> { type Error = core::convert::Infallible; }
+    /// # impl embedded_io::Read for Rom<'_> {
+    /// #     fn read(&mut self, buf: &mut [u8]) -> Result<usize, Self::Error> {
+    /// #         let n = buf.len().min(self.0.len().saturating_sub(self.1));
+    /// #         buf[..n].copy_from_slice(&self.0[self.1..self.1 + n]);
+    /// #         self.1 += n;
+    /// #         Ok(n)
+    /// #     }
+    /// # }
+    /// # impl embedded_io::Seek for Rom<'_> {
+    /// #     fn seek(&mut self, pos: embedded_io::SeekFrom) -> Result<u64, Self::Error> {
+    /// #         if let embedded_io::SeekFrom::Start(p) = pos { self.1 = p as usize; }
+    /// #         Ok(self.1 as u64)
+    /// #     }
+    /// # }
+    /// let backend = EmbeddedIoBackend::new(Rom(b"0123456789", 0), Geometry::new(Some(4), 4, 8)?);
+    /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+    /// let mut buf = [0u8; 4];
+    /// let s = reader.read_buf(8, &mut buf);
+    /// assert_eq!(s.first_error(), Some((2, ReadErrorKind::OutOfBounds)));
+    /// assert_eq!(&buf[..2], b"89");
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     pub fn new(io: T, geometry: Geometry) -> Self {
         Self {
             io,
@@ -56,7 +89,36 @@ impl<T: Read + Seek> EmbeddedIoBackend<T> {
         }
     }
 
-    /// The reader back.
+    /// The reader back, positioned where the last read left it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::EmbeddedIoBackend, Geometry, Reader};
+    ///
+    /// # struct Rom<'a>(&'a [u8], usize);
+    /// # impl embedded_io::ErrorType for Rom<'_> { type Error = core::convert::Infallible; }
+    /// # impl embedded_io::Read for Rom<'_> {
+    /// #     fn read(&mut self, buf: &mut [u8]) -> Result<usize, Self::Error> {
+    /// #         let n = buf.len().min(self.0.len().saturating_sub(self.1));
+    /// #         buf[..n].copy_from_slice(&self.0[self.1..self.1 + n]);
+    /// #         self.1 += n;
+    /// #         Ok(n)
+    /// #     }
+    /// # }
+    /// # impl embedded_io::Seek for Rom<'_> {
+    /// #     fn seek(&mut self, pos: embedded_io::SeekFrom) -> Result<u64, Self::Error> {
+    /// #         if let embedded_io::SeekFrom::Start(p) = pos { self.1 = p as usize; }
+    /// #         Ok(self.1 as u64)
+    /// #     }
+    /// # }
+    /// let backend = EmbeddedIoBackend::new(Rom(b"0123456789", 0), Geometry::new(None, 16, 8)?);
+    /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+    /// assert_eq!(reader.read_val::<[u8; 3]>(3), Ok(*b"345"));
+    /// let (backend, _) = reader.into_parts();
+    /// assert_eq!(backend.into_inner().1, 6);
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     pub fn into_inner(self) -> T {
         self.io
     }

@@ -43,11 +43,58 @@ pub struct FileBackend<F = File> {
 impl<F: Borrow<File>> FileBackend<F> {
     /// Reads `file`, declaring `geometry` (a file needs no boundary; a
     /// sector boundary keeps reads aligned for direct I/O).
+    ///
+    /// # Examples
+    ///
+    /// A borrowed file, read past its end:
+    ///
+    /// ```
+    /// use batch_reader::{backends::FileBackend, Geometry, ReadErrorKind, Reader};
+    ///
+    /// # #[cfg(not(miri))] { // Miri cannot open files.
+    /// let name = format!("batch-reader-doc-new-{}", std::process::id());
+    /// let path = std::env::temp_dir().join(name);
+    /// std::fs::write(&path, b"0123456789")?;
+    /// let file = std::fs::File::open(&path)?;
+    /// let backend = FileBackend::new(&file, Geometry::new(Some(512), 1 << 16, 64)?);
+    /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+    /// let mut buf = [0u8; 4];
+    /// let s = reader.read_buf(8, &mut buf);
+    /// assert_eq!(s.first_error(), Some((2, ReadErrorKind::OutOfBounds)));
+    /// assert_eq!(&buf[..2], b"89");
+    /// std::fs::remove_file(&path)?;
+    /// # }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn new(file: F, geometry: Geometry) -> Self {
         Self { file, geometry }
     }
 
-    /// The file back.
+    /// The file back. Reads do not move its position.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::io::Read;
+    ///
+    /// use batch_reader::{backends::FileBackend, Geometry, Reader};
+    ///
+    /// # #[cfg(not(miri))] { // Miri cannot open files.
+    /// let name = format!("batch-reader-doc-into-inner-{}", std::process::id());
+    /// let path = std::env::temp_dir().join(name);
+    /// std::fs::write(&path, b"hello, file")?;
+    /// let file = std::fs::File::open(&path)?;
+    /// let backend = FileBackend::new(file, Geometry::new(None, 1 << 16, 64)?);
+    /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+    /// assert_eq!(reader.read_val::<[u8; 4]>(7), Ok(*b"file"));
+    /// let (backend, _) = reader.into_parts();
+    /// let mut text = String::new();
+    /// backend.into_inner().read_to_string(&mut text)?;
+    /// assert_eq!(text, "hello, file"); // still at the start
+    /// std::fs::remove_file(&path)?;
+    /// # }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn into_inner(self) -> F {
         self.file
     }

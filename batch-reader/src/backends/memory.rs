@@ -5,6 +5,17 @@ use core::ops::Range;
 use crate::{FaultMapError, Geometry, ReadBackend, ReadErrorKind, ReadOp, Report, ScatterOp};
 
 /// A range of addresses that fails with `kind`.
+///
+/// # Examples
+///
+/// ```
+/// use batch_reader::{backends::{Fault, MemoryBackend}, Geometry, ReadErrorKind};
+///
+/// let mut backend = MemoryBackend::new(&[], Geometry::new(None, 16, 1)?);
+/// backend.inject_fault(8..16, ReadErrorKind::Unmapped)?;
+/// assert_eq!(backend.faults(), [Fault { range: 8..16, kind: ReadErrorKind::Unmapped }]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fault {
     /// The failing addresses.
@@ -54,12 +65,42 @@ pub struct MemoryBackend<'m, const K: usize = 8> {
 impl<'m> MemoryBackend<'m> {
     /// `mem` mapped at address 0, declaring `geometry`, with room for 8
     /// faults.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, FaultMapError, Geometry, ReadErrorKind, Reader};
+    ///
+    /// let mem = [1u8, 2, 3, 4];
+    /// let mut backend = MemoryBackend::new(&mem, Geometry::new(None, 16, 4)?);
+    /// for a in 0..8 {
+    ///     backend.inject_fault(100 + a..101 + a, ReadErrorKind::Io)?;
+    /// }
+    /// let full = backend.inject_fault(0..1, ReadErrorKind::Io);
+    /// assert_eq!(full, Err(FaultMapError::Full { capacity: 8 }));
+    /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+    /// assert_eq!(reader.read_val::<u8>(2), Ok(3));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn new(mem: &'m [u8], geometry: Geometry) -> Self {
         Self::mapped_at(mem, 0, geometry)
     }
 
     /// `mem` mapped at address `base`, declaring `geometry`, with room for 8
     /// faults.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadErrorKind, Reader};
+    ///
+    /// let mem = [1u8, 2, 3, 4];
+    /// let backend = MemoryBackend::with_base(&mem, 0x1000, Geometry::new(None, 16, 4)?);
+    /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+    /// assert_eq!(reader.read_val::<u8>(0x1002), Ok(3));
+    /// assert_eq!(reader.read_val::<u8>(2), Err(ReadErrorKind::OutOfBounds));
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     pub fn with_base(mem: &'m [u8], base: u64, geometry: Geometry) -> Self {
         Self::mapped_at(mem, base, geometry)
     }
@@ -95,6 +136,22 @@ impl<'m, const K: usize> MemoryBackend<'m, K> {
     /// # Errors
     ///
     /// [`FaultMapError::Full`] if `K` faults are already injected.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, FaultMapError, Geometry, ReadErrorKind, Reader};
+    ///
+    /// let mem = [0u8; 16];
+    /// let mut backend = MemoryBackend::<'_, 1>::mapped_at(&mem, 0, Geometry::new(None, 16, 4)?);
+    /// backend.inject_fault(8..12, ReadErrorKind::PermissionDenied)?;
+    /// let full = backend.inject_fault(0..1, ReadErrorKind::Io);
+    /// assert_eq!(full, Err(FaultMapError::Full { capacity: 1 }));
+    /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+    /// let s = reader.read_buf(4, &mut [0u8; 8]);
+    /// assert_eq!(s.first_error(), Some((4, ReadErrorKind::PermissionDenied)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn inject_fault(
         &mut self,
         range: Range<u64>,
@@ -106,22 +163,94 @@ impl<'m, const K: usize> MemoryBackend<'m, K> {
     }
 
     /// Removes every fault.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadErrorKind, Reader};
+    ///
+    /// let mem = [7u8; 16];
+    /// let mut backend = MemoryBackend::new(&mem, Geometry::new(None, 16, 4)?);
+    /// backend.inject_fault(0..16, ReadErrorKind::Io)?;
+    /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+    /// assert_eq!(reader.read_val::<u8>(3), Err(ReadErrorKind::Io));
+    /// reader.backend_mut().clear_faults();
+    /// assert_eq!(reader.read_val::<u8>(3), Ok(7));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn clear_faults(&mut self) {
         self.faults.clear();
     }
 
-    /// The injected faults.
+    /// The injected faults, in the order they were injected.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadErrorKind};
+    ///
+    /// let mut backend = MemoryBackend::new(&[], Geometry::new(None, 16, 1)?);
+    /// backend.inject_fault(32..48, ReadErrorKind::Unmapped)?;
+    /// backend.inject_fault(0..4, ReadErrorKind::Io)?;
+    /// let ranges: Vec<_> = backend.faults().iter().map(|f| f.range.clone()).collect();
+    /// assert_eq!(ranges, [32..48, 0..4]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn faults(&self) -> &[Fault] {
         &self.faults
     }
 
     /// Accepts at most `limit` ops per call (0: accepts none).
+    ///
+    /// # Examples
+    ///
+    /// The reader resubmits what the backend did not accept, so three ops
+    /// take three calls with a limit of 1:
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadOp, Reader};
+    ///
+    /// let mem = [5u8; 64];
+    /// let mut backend = MemoryBackend::new(&mem, Geometry::new(None, 64, 8)?);
+    /// backend.set_accept_limit(1);
+    /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+    /// let mut bufs = [[0u8; 4]; 3];
+    /// let [a, b, c] = &mut bufs;
+    /// let mut ops = [ReadOp::new(0, a, 0), ReadOp::new(16, b, 1), ReadOp::new(32, c, 2)];
+    /// reader.read_many(&mut ops, |done| assert!(done.is_ok()));
+    /// assert_eq!(reader.counters().backend_calls, 3);
+    /// assert_eq!(bufs, [[5; 4]; 3]);
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     pub fn set_accept_limit(&mut self, limit: usize) {
         self.accept_limit = limit;
     }
 
     /// Whether merged reads are scattered straight into the callers'
     /// buffers (the default) or read through the reader's scratch space.
+    ///
+    /// # Examples
+    ///
+    /// Without scattering, adjacent ops merge only as far as the reader's
+    /// scratch space allows; with none, they do not merge at all.
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadOp, Reader};
+    ///
+    /// let mem = [1u8; 16];
+    /// let mut backend = MemoryBackend::new(&mem, Geometry::new(None, 16, 8)?);
+    /// backend.set_scatter(false);
+    /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+    /// let (mut a, mut b) = ([0u8; 4], [0u8; 4]);
+    /// reader.read_many(&mut [ReadOp::new(0, &mut a, 0), ReadOp::new(4, &mut b, 1)], |_| {});
+    /// assert_eq!((reader.counters().backend_ops, reader.counters().merged_reads), (2, 0));
+    ///
+    /// reader.backend_mut().set_scatter(true);
+    /// reader.reset_counters();
+    /// reader.read_many(&mut [ReadOp::new(0, &mut a, 0), ReadOp::new(4, &mut b, 1)], |_| {});
+    /// assert_eq!((reader.counters().backend_ops, reader.counters().merged_reads), (1, 1));
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
     pub fn set_scatter(&mut self, scatter: bool) {
         self.scatter = scatter;
     }

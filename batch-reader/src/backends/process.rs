@@ -46,6 +46,17 @@ pub struct ProcessBackend {
 impl ProcessBackend {
     /// Reads the memory of process `pid`, splitting at the system page size
     /// and taking up to 1024 ops (Linux's `IOV_MAX`) per call.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::ProcessBackend, ReadBackend};
+    ///
+    /// let g = ProcessBackend::new(std::process::id() as i32).geometry();
+    /// let page = g.boundary().unwrap();
+    /// assert!(page.is_power_of_two());
+    /// assert_eq!((g.max_transfer() as u64, g.max_ops()), (page, 1024));
+    /// ```
     pub fn new(pid: libc::pid_t) -> Self {
         // SAFETY: sysconf has no preconditions; it only reads a system constant.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
@@ -59,6 +70,15 @@ impl ProcessBackend {
     }
 
     /// The target process.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::backends::ProcessBackend;
+    ///
+    /// let pid = std::process::id() as i32;
+    /// assert_eq!(ProcessBackend::new(pid).pid(), pid);
+    /// ```
     pub fn pid(&self) -> libc::pid_t {
         self.pid
     }
