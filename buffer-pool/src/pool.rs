@@ -199,11 +199,40 @@ impl<M: SlotMap> BufferPool<M> {
     }
 
     /// Whether [`mode`](Self::mode) is [`PoolMode::Front`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use buffer_pool::{Buffer, BufferPool};
+    ///
+    /// let mut pool = BufferPool::new(2);
+    /// pool.get_writable(1);
+    /// let first = pool.get_data_owned();
+    /// pool.get_writable(1);
+    /// let _second = pool.get_data_owned();
+    /// assert!(!pool.is_front_mode());
+    /// drop(first);
+    /// pool.get_writable(1); // the back is full; the byte `first` held is free
+    /// assert!(pool.is_front_mode());
+    /// ```
     pub fn is_front_mode(&self) -> bool {
         self.mode() == PoolMode::Front
     }
 
     /// Whether [`mode`](Self::mode) is [`PoolMode::Alloc`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use buffer_pool::{Buffer, BufferPool};
+    ///
+    /// let mut pool = BufferPool::new(4);
+    /// pool.get_writable(2);
+    /// assert!(!pool.is_alloc_mode());
+    /// pool.get_writable(3); // five bytes do not fit in a pool of four
+    /// assert!(pool.is_alloc_mode());
+    /// assert!(!pool.get_data_owned().is_pooled());
+    /// ```
     pub fn is_alloc_mode(&self) -> bool {
         self.mode() == PoolMode::Alloc
     }

@@ -47,6 +47,19 @@ unsafe impl<const N: usize, M: SlotMap> Sync for PoolStorage<N, M> {}
 
 impl<const N: usize, M: SlotMap> PoolStorage<N, M> {
     /// Zeroed storage with every slot free.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use buffer_pool::{Buffer, BufferError, PoolStorage};
+    ///
+    /// // `new` is `const`, so the storage can be declared in a `static`.
+    /// static STORAGE: PoolStorage<64> = PoolStorage::new();
+    /// let mut pool = STORAGE.pool().unwrap();
+    /// assert_eq!(pool.capacity(), 64);
+    /// assert_eq!(pool.try_get_writable(8)?, &[0; 8]);
+    /// # Ok::<(), BufferError>(())
+    /// ```
     pub const fn new() -> Self {
         Self {
             control: Control::new_static(),
@@ -167,7 +180,18 @@ pub struct StaticBufferPool<M: SlotMap = u8> {
 unsafe impl<M: SlotMap> Send for StaticBufferPool<M> {}
 
 impl<M: SlotMap> StaticBufferPool<M> {
-    /// Bytes of pool memory.
+    /// Bytes of pool memory: `N` of the [`PoolStorage<N>`] it was claimed
+    /// from.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use buffer_pool::PoolStorage;
+    ///
+    /// static STORAGE: PoolStorage<256> = PoolStorage::new();
+    /// let pool = STORAGE.pool().unwrap();
+    /// assert_eq!(pool.capacity(), 256);
+    /// ```
     pub fn capacity(&self) -> usize {
         self.producer.capacity()
     }
@@ -191,11 +215,43 @@ impl<M: SlotMap> StaticBufferPool<M> {
     }
 
     /// Whether [`mode`](Self::mode) is [`PoolMode::Back`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use buffer_pool::{Buffer, BufferError, PoolStorage};
+    ///
+    /// static STORAGE: PoolStorage<2> = PoolStorage::new();
+    /// let mut pool = STORAGE.pool().unwrap();
+    /// assert!(pool.is_back_mode()); // a new pool
+    /// pool.try_get_writable(1)?;
+    /// let _first = pool.get_data_owned();
+    /// pool.try_get_writable(1)?; // goes after `first`
+    /// assert!(pool.is_back_mode());
+    /// # Ok::<(), BufferError>(())
+    /// ```
     pub fn is_back_mode(&self) -> bool {
         self.mode() == PoolMode::Back
     }
 
     /// Whether [`mode`](Self::mode) is [`PoolMode::Front`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use buffer_pool::{Buffer, BufferError, PoolStorage};
+    ///
+    /// static STORAGE: PoolStorage<2> = PoolStorage::new();
+    /// let mut pool = STORAGE.pool().unwrap();
+    /// pool.try_get_writable(1)?;
+    /// let first = pool.get_data_owned();
+    /// pool.try_get_writable(1)?;
+    /// let _second = pool.get_data_owned();
+    /// drop(first);
+    /// pool.try_get_writable(1)?; // the back is full; the byte `first` held is free
+    /// assert!(pool.is_front_mode());
+    /// # Ok::<(), BufferError>(())
+    /// ```
     pub fn is_front_mode(&self) -> bool {
         self.mode() == PoolMode::Front
     }

@@ -6,11 +6,28 @@ macro_rules! adapter_accessors {
     ($name:ident) => {
         impl<T> $name<T> {
             /// Wraps `inner`.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// # use io_traits::{embedded::*, std_io::*};
+            #[doc = concat!("let adapter = ", stringify!($name), "::new(vec![1u8, 2, 3]);")]
+            /// assert_eq!(adapter.inner(), &[1, 2, 3]);
+            /// ```
             pub const fn new(inner: T) -> Self {
                 Self { inner }
             }
 
             /// Unwraps the writer.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// # use io_traits::{embedded::*, std_io::*};
+            #[doc = concat!("let adapter = ", stringify!($name), "::new(vec![1u8, 2, 3]);")]
+            /// let writer: Vec<u8> = adapter.into_inner();
+            /// assert_eq!(writer, [1, 2, 3]);
+            /// ```
             pub fn into_inner(self) -> T {
                 self.inner
             }
@@ -18,11 +35,29 @@ macro_rules! adapter_accessors {
 
         impl<T: ?Sized> $name<T> {
             /// The wrapped writer.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// # use io_traits::{embedded::*, std_io::*};
+            #[doc = concat!("let adapter = ", stringify!($name), "::new(vec![1u8, 2, 3]);")]
+            /// assert_eq!(adapter.inner().len(), 3);
+            /// assert_eq!(adapter.inner()[0], 1);
+            /// ```
             pub fn inner(&self) -> &T {
                 &self.inner
             }
 
             /// The wrapped writer, mutably.
+            ///
+            /// # Examples
+            ///
+            /// ```
+            /// # use io_traits::{embedded::*, std_io::*};
+            #[doc = concat!("let mut adapter = ", stringify!($name), "::new(vec![1u8, 2]);")]
+            /// adapter.inner_mut().push(3);
+            /// assert_eq!(adapter.into_inner(), [1, 2, 3]);
+            /// ```
             pub fn inner_mut(&mut self) -> &mut T {
                 &mut self.inner
             }
