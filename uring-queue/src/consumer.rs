@@ -84,6 +84,13 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Consumer<'a, T> {
     }
 
     /// Number of slots.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut ring = uring_queue::Ring::<u8, 4>::new();
+    /// assert_eq!(ring.split().1.capacity(), 4);
+    /// ```
     #[inline]
     pub fn capacity(&self) -> usize {
         self.raw.capacity() as usize
@@ -132,6 +139,20 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Consumer<'a, T> {
     /// # Errors
     ///
     /// [`Error::Empty`], or [`Error::Corrupted`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::{Error, Ring};
+    ///
+    /// let mut ring = Ring::<u32, 4>::new();
+    /// let (mut tx, mut rx) = ring.split();
+    /// tx.push(1).unwrap();
+    /// tx.push(2).unwrap();
+    /// assert_eq!(rx.pop(), Ok(1));
+    /// assert_eq!(rx.pop(), Ok(2));
+    /// assert_eq!(rx.pop(), Err(Error::Empty));
+    /// ```
     #[inline]
     pub fn pop(&mut self) -> Result<T, Error> {
         if self.available(1)? == 0 {
@@ -148,6 +169,21 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Consumer<'a, T> {
     /// # Errors
     ///
     /// [`Error::Empty`], or [`Error::Corrupted`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::{Error, Ring};
+    ///
+    /// let mut ring = Ring::<u32, 4>::new();
+    /// let (mut tx, mut rx) = ring.split();
+    /// assert_eq!(rx.peek(), Err(Error::Empty));
+    /// tx.push(7).unwrap();
+    /// assert_eq!(rx.peek(), Ok(&7));
+    /// // Still in the ring until popped.
+    /// assert_eq!(rx.len(), 1);
+    /// assert_eq!(rx.pop(), Ok(7));
+    /// ```
     #[inline]
     pub fn peek(&mut self) -> Result<&T, Error> {
         if self.available(1)? == 0 {
@@ -165,6 +201,20 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Consumer<'a, T> {
     /// # Errors
     ///
     /// [`Error::Corrupted`] only.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut ring = uring_queue::Ring::<u16, 8>::new();
+    /// let (mut tx, mut rx) = ring.split();
+    /// tx.push_slice(&[1, 2, 3]).unwrap();
+    /// let mut out = [0; 2];
+    /// assert_eq!(rx.pop_slice(&mut out), Ok(2));
+    /// assert_eq!(out, [1, 2]);
+    /// assert_eq!(rx.pop_slice(&mut out), Ok(1));
+    /// assert_eq!(out[0], 3);
+    /// assert_eq!(rx.pop_slice(&mut out), Ok(0));
+    /// ```
     #[inline]
     pub fn pop_slice(&mut self, out: &mut [T]) -> Result<usize, Error> {
         let want = u32::try_from(out.len()).unwrap_or(u32::MAX);
@@ -233,6 +283,17 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Consumer<'a, T> {
 
     /// Number of readable elements. Reports the ring as empty once it is known
     /// to be corrupted.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut ring = uring_queue::Ring::<u8, 8>::new();
+    /// let (mut tx, mut rx) = ring.split();
+    /// tx.push_slice(&[1, 2, 3]).unwrap();
+    /// assert_eq!(rx.len(), 3);
+    /// rx.pop().unwrap();
+    /// assert_eq!(rx.len(), 2);
+    /// ```
     #[inline]
     pub fn len(&self) -> usize {
         if self.corrupted {
@@ -248,12 +309,33 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Consumer<'a, T> {
     }
 
     /// Whether nothing is readable.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut ring = uring_queue::Ring::<u8, 4>::new();
+    /// let (mut tx, rx) = ring.split();
+    /// assert!(rx.is_empty());
+    /// tx.push(1).unwrap();
+    /// assert!(!rx.is_empty());
+    /// ```
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// Whether every slot holds an unread element.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut ring = uring_queue::Ring::<u8, 2>::new();
+    /// let (mut tx, mut rx) = ring.split();
+    /// tx.push_slice(&[1, 2]).unwrap();
+    /// assert!(rx.is_full());
+    /// rx.pop().unwrap();
+    /// assert!(!rx.is_full());
+    /// ```
     #[inline]
     pub fn is_full(&self) -> bool {
         self.len() == self.capacity()
@@ -278,6 +360,24 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Consumer<'a, T> {
     }
 
     /// Whether this half has seen the ring's invariants broken.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::sync::atomic::{AtomicU32, Ordering};
+    /// use uring_queue::{Error, Region, SharedRing};
+    ///
+    /// let mut mem = [0u64; 64];
+    /// let region = Region::new(zerocopy::IntoBytes::as_mut_bytes(&mut mem[..]));
+    /// let start = region.as_ptr();
+    /// let mut rx = SharedRing::<u32>::init(region, 16).unwrap().into_consumer();
+    /// assert!(!rx.is_corrupted());
+    /// // A peer sets the producer's tail (at byte 128) beyond the capacity.
+    /// // SAFETY: in bounds and aligned; the ring reads this word atomically too.
+    /// unsafe { AtomicU32::from_ptr(start.add(128).cast()) }.store(17, Ordering::Relaxed);
+    /// assert_eq!(rx.pop(), Err(Error::Corrupted));
+    /// assert!(rx.is_corrupted());
+    /// ```
     #[inline]
     pub fn is_corrupted(&self) -> bool {
         self.corrupted
@@ -329,6 +429,21 @@ impl<T> Drop for Consumer<'_, T> {
 /// Published elements lent by [`Consumer::read_chunk`], read in place.
 ///
 /// Dropping it without [`commit`](Self::commit) releases nothing.
+///
+/// # Examples
+///
+/// ```
+/// let mut ring = uring_queue::Ring::<u8, 4>::new();
+/// let (mut tx, mut rx) = ring.split();
+/// tx.push_slice(&[1, 2, 3]).unwrap();
+/// // Dropped without a commit: the elements stay in the ring.
+/// drop(rx.read_chunk(3).unwrap());
+/// assert_eq!(rx.len(), 3);
+/// let chunk = rx.read_chunk(3).unwrap();
+/// assert_eq!(chunk.as_slices().0, [1, 2, 3]);
+/// chunk.commit_all();
+/// assert!(rx.is_empty());
+/// ```
 #[must_use = "nothing is released until the chunk is committed"]
 pub struct ReadChunk<'c, T> {
     raw: RawRing<T>,
@@ -345,6 +460,19 @@ impl<T> fmt::Debug for ReadChunk<'_, T> {
 impl<T: Copy + FromBytes + IntoBytes> ReadChunk<'_, T> {
     /// The lent elements in order: before the end of the storage, and wrapped
     /// to its start (often empty).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut ring = uring_queue::Ring::<u8, 4>::new();
+    /// let (mut tx, mut rx) = ring.split();
+    /// tx.push_slice(&[0, 0, 0]).unwrap();
+    /// rx.pop_slice(&mut [0; 3]).unwrap();
+    /// // The next three elements wrap around the end of the storage.
+    /// tx.push_slice(&[1, 2, 3]).unwrap();
+    /// let chunk = rx.read_chunk(3).unwrap();
+    /// assert_eq!(chunk.as_slices(), (&[1][..], &[2, 3][..]));
+    /// ```
     #[inline]
     pub fn as_slices(&self) -> (&[T], &[T]) {
         let (ptr, first, second) = self.raw.span(*self.head, self.len);
@@ -360,12 +488,31 @@ impl<T: Copy + FromBytes + IntoBytes> ReadChunk<'_, T> {
     }
 
     /// Number of lent elements.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut ring = uring_queue::Ring::<u8, 4>::new();
+    /// let (mut tx, mut rx) = ring.split();
+    /// tx.push_slice(&[1, 2, 3]).unwrap();
+    /// assert_eq!(rx.read_chunk(2).unwrap().len(), 2);
+    /// ```
     #[inline]
     pub fn len(&self) -> usize {
         self.len as usize
     }
 
     /// Whether nothing was lent.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut ring = uring_queue::Ring::<u8, 4>::new();
+    /// let (mut tx, mut rx) = ring.split();
+    /// tx.push(1).unwrap();
+    /// assert!(rx.read_chunk(0).unwrap().is_empty());
+    /// assert!(!rx.read_chunk(1).unwrap().is_empty());
+    /// ```
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
@@ -373,6 +520,19 @@ impl<T: Copy + FromBytes + IntoBytes> ReadChunk<'_, T> {
 
     /// Releases the first `n` elements (at most [`len`](Self::len); more is
     /// clamped) to the producer in one store.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut ring = uring_queue::Ring::<u8, 4>::new();
+    /// let (mut tx, mut rx) = ring.split();
+    /// tx.push_slice(&[1, 2, 3]).unwrap();
+    /// rx.read_chunk(2).unwrap().commit(1);
+    /// assert_eq!(rx.pop(), Ok(2));
+    /// // Committing more than was lent releases only what was lent.
+    /// rx.read_chunk(1).unwrap().commit(10);
+    /// assert!(rx.is_empty());
+    /// ```
     #[inline]
     pub fn commit(self, n: usize) {
         let n = (n.min(self.len as usize)) as u32;
@@ -380,6 +540,16 @@ impl<T: Copy + FromBytes + IntoBytes> ReadChunk<'_, T> {
     }
 
     /// Releases every lent element.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut ring = uring_queue::Ring::<u8, 4>::new();
+    /// let (mut tx, mut rx) = ring.split();
+    /// tx.push_slice(&[1, 2, 3]).unwrap();
+    /// rx.read_chunk(2).unwrap().commit_all();
+    /// assert_eq!(rx.pop(), Ok(3));
+    /// ```
     #[inline]
     pub fn commit_all(self) {
         let n = self.len as usize;

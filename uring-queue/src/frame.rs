@@ -35,11 +35,56 @@ pub struct RecordHeader {
 
 impl RecordHeader {
     /// A record carrying a message.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::{FrameProducer, RecordHeader, Ring};
+    ///
+    /// let mut ring = Ring::<u64, 8>::new();
+    /// let (tx, mut rx) = ring.split();
+    /// FrameProducer::new(tx).send(b"hi").unwrap();
+    /// // The record's first word, read as a header.
+    /// let header: RecordHeader = zerocopy::transmute!(rx.pop().unwrap());
+    /// assert_eq!(header, RecordHeader { len: 2, kind: RecordHeader::MESSAGE });
+    /// ```
     pub const MESSAGE: u32 = 0x4D53_4731;
     /// A record that skips to the end of the storage.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::{FrameProducer, RecordHeader, Ring};
+    ///
+    /// let mut ring = Ring::<u64, 8>::new();
+    /// let (tx, mut rx) = ring.split();
+    /// let mut tx = FrameProducer::new(tx);
+    /// // Two records of three words each leave two words before the end.
+    /// tx.send(&[1; 16]).unwrap();
+    /// tx.send(&[2; 16]).unwrap();
+    /// rx.pop_slice(&mut [0; 6]).unwrap();
+    /// // A third does not fit there: a padding record fills them, and the
+    /// // message starts at slot 0.
+    /// tx.send(&[3; 16]).unwrap();
+    /// let padding: RecordHeader = zerocopy::transmute!(rx.pop().unwrap());
+    /// assert_eq!(padding, RecordHeader { len: 8, kind: RecordHeader::PADDING });
+    /// assert_eq!(padding.units(), 2);
+    /// ```
     pub const PADDING: u32 = 0x5041_4431;
 
     /// Words the whole record occupies: the header and the padded payload.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::RecordHeader;
+    ///
+    /// let empty = RecordHeader { len: 0, kind: RecordHeader::MESSAGE };
+    /// assert_eq!(empty.units(), 1);
+    /// // Nine bytes take two payload words.
+    /// let nine = RecordHeader { len: 9, kind: RecordHeader::MESSAGE };
+    /// assert_eq!(nine.units(), 3);
+    /// ```
     pub const fn units(&self) -> usize {
         1 + (self.len as usize).div_ceil(8)
     }
@@ -79,17 +124,57 @@ impl fmt::Debug for FrameProducer<'_> {
 
 impl<'a> FrameProducer<'a> {
     /// Frames records on `producer`'s ring.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::{FrameConsumer, FrameProducer, Ring};
+    ///
+    /// let mut ring = Ring::<u64, 8>::new();
+    /// let (tx, rx) = ring.split();
+    /// let mut tx = FrameProducer::new(tx);
+    /// let mut rx = FrameConsumer::new(rx);
+    /// tx.send(b"ping").unwrap();
+    /// assert_eq!(&*rx.recv().unwrap(), b"ping");
+    /// ```
     pub fn new(producer: Producer<'a, u64>) -> Self {
         Self { inner: producer }
     }
 
     /// The underlying element producer back.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::{FrameProducer, Ring};
+    ///
+    /// let mut ring = Ring::<u64, 8>::new();
+    /// let (tx, _rx) = ring.split();
+    /// let mut tx = FrameProducer::new(tx);
+    /// tx.send(b"abc").unwrap();
+    /// // The element producer sees the record's two words: header and payload.
+    /// let tx = tx.into_inner();
+    /// assert_eq!(tx.len(), 2);
+    /// ```
     pub fn into_inner(self) -> Producer<'a, u64> {
         self.inner
     }
 
     /// Longest payload accepted: half the storage less the header, so that a
     /// record always fits once the consumer catches up, wherever the wrap is.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::{Error, FrameProducer, Ring};
+    ///
+    /// let mut ring = Ring::<u64, 16>::new();
+    /// let (tx, _rx) = ring.split();
+    /// let mut tx = FrameProducer::new(tx);
+    /// // Half of 16 words, less the header: 7 words of payload.
+    /// assert_eq!(tx.max_len(), 56);
+    /// assert_eq!(tx.send(&[0; 57]), Err(Error::TooLarge { max: 56 }));
+    /// ```
     pub fn max_len(&self) -> usize {
         (self.inner.capacity() / 2).saturating_sub(1) * WORD
     }
@@ -102,6 +187,21 @@ impl<'a> FrameProducer<'a> {
     ///
     /// [`Error::TooLarge`] beyond [`max_len`](Self::max_len), [`Error::Full`]
     /// when the consumer has not freed enough room yet, [`Error::Corrupted`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::{Error, FrameConsumer, FrameProducer, Ring};
+    ///
+    /// let mut ring = Ring::<u64, 8>::new();
+    /// let (tx, rx) = ring.split();
+    /// let (mut tx, mut rx) = (FrameProducer::new(tx), FrameConsumer::new(rx));
+    /// let mut grant = tx.grant(5).unwrap();
+    /// grant.as_mut_bytes().copy_from_slice(b"hello");
+    /// grant.commit();
+    /// assert_eq!(&*rx.recv().unwrap(), b"hello");
+    /// assert_eq!(tx.grant(25).unwrap_err(), Error::TooLarge { max: 24 });
+    /// ```
     pub fn grant(&mut self, len: usize) -> Result<FrameGrant<'_>, Error> {
         if self.inner.is_corrupted() {
             return Err(Error::Corrupted);
@@ -137,6 +237,22 @@ impl<'a> FrameProducer<'a> {
     /// # Errors
     ///
     /// As [`grant`](Self::grant).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::{Error, FrameConsumer, FrameProducer, Ring};
+    ///
+    /// let mut ring = Ring::<u64, 8>::new();
+    /// let (tx, rx) = ring.split();
+    /// let (mut tx, mut rx) = (FrameProducer::new(tx), FrameConsumer::new(rx));
+    /// // Each record takes a header word and three payload words: two fill the ring.
+    /// tx.send(&[7; 24]).unwrap();
+    /// tx.send(&[8; 24]).unwrap();
+    /// assert_eq!(tx.send(b"x"), Err(Error::Full));
+    /// assert_eq!(&*rx.recv().unwrap(), [7; 24]);
+    /// assert_eq!(tx.send(b"x"), Ok(()));
+    /// ```
     pub fn send(&mut self, payload: &[u8]) -> Result<(), Error> {
         let mut grant = self.grant(payload.len())?;
         grant.as_mut_bytes().copy_from_slice(payload);
@@ -145,12 +261,42 @@ impl<'a> FrameProducer<'a> {
     }
 
     /// Whether the consumer was dropped.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::{FrameConsumer, FrameProducer, Ring};
+    ///
+    /// let mut ring = Ring::<u64, 8>::new();
+    /// let (tx, rx) = ring.split();
+    /// let (tx, rx) = (FrameProducer::new(tx), FrameConsumer::new(rx));
+    /// assert!(!tx.is_abandoned());
+    /// drop(rx);
+    /// assert!(tx.is_abandoned());
+    /// ```
     pub fn is_abandoned(&self) -> bool {
         self.inner.is_abandoned()
     }
 }
 
 /// Payload room lent by [`FrameProducer::grant`].
+///
+/// # Examples
+///
+/// ```
+/// use uring_queue::{Error, FrameConsumer, FrameProducer, Ring};
+///
+/// let mut ring = Ring::<u64, 8>::new();
+/// let (tx, rx) = ring.split();
+/// let (mut tx, mut rx) = (FrameProducer::new(tx), FrameConsumer::new(rx));
+/// // Dropped without a commit: nothing is sent.
+/// drop(tx.grant(3).unwrap());
+/// assert_eq!(rx.recv().unwrap_err(), Error::Empty);
+/// let mut grant = tx.grant(3).unwrap();
+/// grant.as_mut_bytes().copy_from_slice(b"abc");
+/// grant.commit();
+/// assert_eq!(&*rx.recv().unwrap(), b"abc");
+/// ```
 #[must_use = "nothing is sent until the grant is committed"]
 pub struct FrameGrant<'p> {
     tail: &'p mut u32,
@@ -172,6 +318,22 @@ impl fmt::Debug for FrameGrant<'_> {
 impl FrameGrant<'_> {
     /// The payload bytes, contiguous, in place in the ring. They hold stale
     /// bytes until written.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::{FrameConsumer, FrameProducer, Ring};
+    ///
+    /// let mut ring = Ring::<u64, 8>::new();
+    /// let (tx, rx) = ring.split();
+    /// let (mut tx, mut rx) = (FrameProducer::new(tx), FrameConsumer::new(rx));
+    /// let mut grant = tx.grant(4).unwrap();
+    /// let bytes = grant.as_mut_bytes();
+    /// assert_eq!(bytes.len(), 4);
+    /// bytes.copy_from_slice(b"data");
+    /// grant.commit();
+    /// assert_eq!(&*rx.recv().unwrap(), b"data");
+    /// ```
     pub fn as_mut_bytes(&mut self) -> &mut [u8] {
         let payload = self.raw.slot(self.start.wrapping_add(1));
         // SAFETY: `grant` checked that the `units` slots from `start` are free
@@ -183,6 +345,22 @@ impl FrameGrant<'_> {
 
     /// Sends the record: writes the padding and record headers, then
     /// publishes the tail once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::{Error, FrameConsumer, FrameProducer, Ring};
+    ///
+    /// let mut ring = Ring::<u64, 8>::new();
+    /// let (tx, rx) = ring.split();
+    /// let (mut tx, mut rx) = (FrameProducer::new(tx), FrameConsumer::new(rx));
+    /// let mut grant = tx.grant(2).unwrap();
+    /// grant.as_mut_bytes().copy_from_slice(b"ok");
+    /// // Nothing is sent before the commit.
+    /// assert_eq!(rx.recv().unwrap_err(), Error::Empty);
+    /// grant.commit();
+    /// assert_eq!(&*rx.recv().unwrap(), b"ok");
+    /// ```
     pub fn commit(self) {
         if self.pad != 0 {
             let tail = *self.tail;
@@ -209,6 +387,23 @@ impl FrameGrant<'_> {
 /// A malformed header (unknown kind, a length running past the published
 /// data or the end of the storage, a misplaced padding record) latches
 /// [`Error::Corrupted`].
+///
+/// # Examples
+///
+/// ```
+/// use uring_queue::{Error, FrameConsumer, RecordHeader, Ring};
+///
+/// let mut ring = Ring::<u64, 8>::new();
+/// let (mut tx, rx) = ring.split();
+/// let mut rx = FrameConsumer::new(rx);
+/// // A header whose 16-byte payload was never published.
+/// let header = RecordHeader { len: 16, kind: RecordHeader::MESSAGE };
+/// tx.push(zerocopy::transmute!(header)).unwrap();
+/// assert_eq!(rx.recv().unwrap_err(), Error::Corrupted);
+/// // Latched: the error stays once the payload words arrive.
+/// tx.push_slice(&[0, 0]).unwrap();
+/// assert_eq!(rx.recv().unwrap_err(), Error::Corrupted);
+/// ```
 pub struct FrameConsumer<'a> {
     inner: Consumer<'a, u64>,
 }
@@ -223,11 +418,40 @@ impl fmt::Debug for FrameConsumer<'_> {
 
 impl<'a> FrameConsumer<'a> {
     /// Reads framed records from `consumer`'s ring.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::{Error, FrameConsumer, FrameProducer, Ring};
+    ///
+    /// let mut ring = Ring::<u64, 8>::new();
+    /// let (tx, rx) = ring.split();
+    /// let mut tx = FrameProducer::new(tx);
+    /// let mut rx = FrameConsumer::new(rx);
+    /// assert_eq!(rx.recv().unwrap_err(), Error::Empty);
+    /// tx.send(b"pong").unwrap();
+    /// assert_eq!(&*rx.recv().unwrap(), b"pong");
+    /// ```
     pub fn new(consumer: Consumer<'a, u64>) -> Self {
         Self { inner: consumer }
     }
 
     /// The underlying element consumer back.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::{FrameConsumer, FrameProducer, Ring};
+    ///
+    /// let mut ring = Ring::<u64, 8>::new();
+    /// let (tx, rx) = ring.split();
+    /// let mut tx = FrameProducer::new(tx);
+    /// let rx = FrameConsumer::new(rx);
+    /// tx.send(b"abc").unwrap();
+    /// // The element consumer sees the record's two words: header and payload.
+    /// let rx = rx.into_inner();
+    /// assert_eq!(rx.len(), 2);
+    /// ```
     pub fn into_inner(self) -> Consumer<'a, u64> {
         self.inner
     }
@@ -237,6 +461,21 @@ impl<'a> FrameConsumer<'a> {
     /// # Errors
     ///
     /// [`Error::Empty`], or [`Error::Corrupted`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::{Error, FrameConsumer, FrameProducer, Ring};
+    ///
+    /// let mut ring = Ring::<u64, 8>::new();
+    /// let (tx, rx) = ring.split();
+    /// let (mut tx, mut rx) = (FrameProducer::new(tx), FrameConsumer::new(rx));
+    /// tx.send(b"one").unwrap();
+    /// tx.send(b"two").unwrap();
+    /// assert_eq!(&*rx.recv().unwrap(), b"one");
+    /// assert_eq!(&*rx.recv().unwrap(), b"two");
+    /// assert_eq!(rx.recv().unwrap_err(), Error::Empty);
+    /// ```
     pub fn recv(&mut self) -> Result<Frame<'_>, Error> {
         // A padding record is always followed by a record at slot 0, which is
         // never padding, so two rounds suffice and a peer cannot loop us.
@@ -287,17 +526,66 @@ impl<'a> FrameConsumer<'a> {
     }
 
     /// Whether the producer was dropped (drain until empty after seeing this).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::{FrameConsumer, FrameProducer, Ring};
+    ///
+    /// let mut ring = Ring::<u64, 8>::new();
+    /// let (tx, rx) = ring.split();
+    /// let (mut tx, mut rx) = (FrameProducer::new(tx), FrameConsumer::new(rx));
+    /// tx.send(b"last").unwrap();
+    /// drop(tx);
+    /// assert!(rx.is_abandoned());
+    /// // What was sent before is still there.
+    /// assert_eq!(&*rx.recv().unwrap(), b"last");
+    /// ```
     pub fn is_abandoned(&self) -> bool {
         self.inner.is_abandoned()
     }
 
     /// Whether a malformed record or index was seen.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::{Error, FrameConsumer, Ring};
+    ///
+    /// let mut ring = Ring::<u64, 8>::new();
+    /// let (mut tx, rx) = ring.split();
+    /// let mut rx = FrameConsumer::new(rx);
+    /// // A header of kind 0, which is neither a message nor padding.
+    /// tx.push(0).unwrap();
+    /// assert!(!rx.is_corrupted());
+    /// assert_eq!(rx.recv().unwrap_err(), Error::Corrupted);
+    /// assert!(rx.is_corrupted());
+    /// ```
     pub fn is_corrupted(&self) -> bool {
         self.inner.is_corrupted()
     }
 }
 
 /// One received message, in place in the ring; released on drop.
+///
+/// # Examples
+///
+/// ```
+/// use uring_queue::{Error, FrameConsumer, FrameProducer, Ring};
+///
+/// let mut ring = Ring::<u64, 4>::new();
+/// let (tx, rx) = ring.split();
+/// let (mut tx, mut rx) = (FrameProducer::new(tx), FrameConsumer::new(rx));
+/// tx.send(b"12345678").unwrap();
+/// tx.send(b"12345678").unwrap();
+/// let frame = rx.recv().unwrap();
+/// assert_eq!(frame.len(), 8);
+/// // The frame's room is still taken while it lives...
+/// assert_eq!(tx.send(b"more"), Err(Error::Full));
+/// drop(frame);
+/// // ...and released when it is dropped.
+/// assert_eq!(tx.send(b"more"), Ok(()));
+/// ```
 pub struct Frame<'c> {
     raw: RawRing<u64>,
     head: &'c mut u32,

@@ -81,6 +81,21 @@ impl<T: Copy + FromBytes + IntoBytes + Send> HeapRing<T> {
     ///
     /// [`CapacityError`] unless `capacity` is a power of two no larger than
     /// [`MAX_CAPACITY`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::{CapacityError, HeapRing};
+    ///
+    /// let (mut tx, mut rx) = HeapRing::<u32>::new(8).unwrap();
+    /// assert_eq!(tx.capacity(), 8);
+    /// tx.push(1).unwrap();
+    /// assert_eq!(rx.pop(), Ok(1));
+    /// assert_eq!(
+    ///     HeapRing::<u32>::new(6).unwrap_err(),
+    ///     CapacityError::NotPowerOfTwo { capacity: 6 }
+    /// );
+    /// ```
     #[allow(clippy::new_ret_no_self)]
     pub fn new(
         capacity: usize,

@@ -76,6 +76,17 @@ impl<T: Copy + FromBytes + IntoBytes, const N: usize> Ring<T, N> {
     };
 
     /// An empty ring. Slots start zeroed, a valid value of every `T` here.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut ring = uring_queue::Ring::<u32, 8>::new();
+    /// let (mut tx, rx) = ring.split();
+    /// assert!(rx.is_empty());
+    /// // Every slot holds zero until written.
+    /// let mut chunk = tx.write_chunk(8).unwrap();
+    /// assert_eq!(chunk.as_mut_slices().0, [0; 8]);
+    /// ```
     #[cfg(not(loom))]
     pub const fn new() -> Self {
         Self {
@@ -110,12 +121,31 @@ impl<T: Copy + FromBytes + IntoBytes, const N: usize> Ring<T, N> {
     }
 
     /// Number of slots.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let ring = uring_queue::Ring::<u64, 32>::new();
+    /// assert_eq!(ring.capacity(), 32);
+    /// ```
     pub const fn capacity(&self) -> usize {
         N
     }
 
     /// Lends out the producer and the consumer. They borrow the ring, so it
     /// cannot be split twice at once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut ring = uring_queue::Ring::<u32, 4>::new();
+    /// let (mut tx, rx) = ring.split();
+    /// tx.push(1).unwrap();
+    /// drop((tx, rx));
+    /// // Split again: the unread element is still there.
+    /// let (_tx, mut rx) = ring.split();
+    /// assert_eq!(rx.pop(), Ok(1));
+    /// ```
     pub fn split(&mut self) -> (Producer<'_, T>, Consumer<'_, T>) {
         let cap = Self::CAPACITY;
         // Halves dropped earlier marked themselves closed; these are new ones.

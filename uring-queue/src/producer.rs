@@ -261,7 +261,7 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Producer<'a, T> {
     ///
     /// ```
     /// let mut ring = uring_queue::Ring::<u8, 8>::new();
-    /// let (mut tx, mut rx) = ring.split();
+    /// let (mut tx, rx) = ring.split();
     /// let mut chunk = tx.write_chunk(3).unwrap();
     /// let (a, _b) = chunk.as_mut_slices();
     /// a.copy_from_slice(b"abc");
@@ -295,6 +295,17 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Producer<'a, T> {
 
     /// Number of elements in the ring, as far as the consumer has published.
     /// Reports the ring as full once it is known to be corrupted.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut ring = uring_queue::Ring::<u8, 8>::new();
+    /// let (mut tx, mut rx) = ring.split();
+    /// tx.push_slice(&[1, 2, 3]).unwrap();
+    /// assert_eq!(tx.len(), 3);
+    /// rx.pop().unwrap();
+    /// assert_eq!(tx.len(), 2);
+    /// ```
     #[inline]
     pub fn len(&self) -> usize {
         if self.corrupted {
@@ -310,18 +321,53 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Producer<'a, T> {
     }
 
     /// Whether no element is waiting (the consumer has caught up).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut ring = uring_queue::Ring::<u8, 4>::new();
+    /// let (mut tx, mut rx) = ring.split();
+    /// tx.push(1).unwrap();
+    /// assert!(!tx.is_empty());
+    /// rx.pop().unwrap();
+    /// assert!(tx.is_empty());
+    /// ```
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// Whether no slot is free.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::{Error, Ring};
+    ///
+    /// let mut ring = Ring::<u8, 2>::new();
+    /// let (mut tx, mut rx) = ring.split();
+    /// tx.push_slice(&[1, 2]).unwrap();
+    /// assert!(tx.is_full());
+    /// assert_eq!(tx.push(3), Err(Error::Full));
+    /// rx.pop().unwrap();
+    /// assert!(!tx.is_full());
+    /// ```
     #[inline]
     pub fn is_full(&self) -> bool {
         self.len() == self.capacity()
     }
 
     /// Number of free slots.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut ring = uring_queue::Ring::<u8, 4>::new();
+    /// let (mut tx, _rx) = ring.split();
+    /// assert_eq!(tx.slots(), 4);
+    /// tx.push(1).unwrap();
+    /// assert_eq!(tx.slots(), 3);
+    /// ```
     #[inline]
     pub fn slots(&self) -> usize {
         self.capacity() - self.len()
@@ -345,6 +391,25 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Producer<'a, T> {
 
     /// Whether this half has seen the ring's invariants broken (see
     /// [`Error::Corrupted`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::sync::atomic::{AtomicU32, Ordering};
+    /// use uring_queue::{Error, Region, SharedRing};
+    ///
+    /// let mut mem = [0u64; 64];
+    /// let region = Region::new(zerocopy::IntoBytes::as_mut_bytes(&mut mem[..]));
+    /// let start = region.as_ptr();
+    /// let mut tx = SharedRing::<u32>::init(region, 4).unwrap().into_producer();
+    /// tx.push_slice(&[1, 2, 3, 4]).unwrap();
+    /// assert!(!tx.is_corrupted());
+    /// // A peer moves the consumer's head (at byte 256) past the producer's tail.
+    /// // SAFETY: in bounds and aligned; the ring reads this word atomically too.
+    /// unsafe { AtomicU32::from_ptr(start.add(256).cast()) }.store(9, Ordering::Relaxed);
+    /// assert_eq!(tx.push(5), Err(Error::Corrupted));
+    /// assert!(tx.is_corrupted());
+    /// ```
     #[inline]
     pub fn is_corrupted(&self) -> bool {
         self.corrupted
@@ -382,6 +447,20 @@ impl<T> Drop for Producer<'_, T> {
 /// Free slots lent by [`Producer::write_chunk`], written in place.
 ///
 /// Dropping it without [`commit`](Self::commit) publishes nothing.
+///
+/// # Examples
+///
+/// ```
+/// let mut ring = uring_queue::Ring::<u8, 4>::new();
+/// let (mut tx, mut rx) = ring.split();
+/// // Dropped without a commit: nothing reaches the consumer.
+/// drop(tx.write_chunk(2).unwrap());
+/// assert!(rx.is_empty());
+/// let mut chunk = tx.write_chunk(2).unwrap();
+/// chunk.as_mut_slices().0.copy_from_slice(&[1, 2]);
+/// chunk.commit_all();
+/// assert_eq!(rx.pop(), Ok(1));
+/// ```
 #[must_use = "nothing is published until the chunk is committed"]
 pub struct WriteChunk<'p, T> {
     raw: RawRing<T>,
@@ -401,6 +480,25 @@ impl<T: Copy + FromBytes + IntoBytes> WriteChunk<'_, T> {
     /// The lent slots, in order: the part before the end of the storage and
     /// the part that wrapped to its start (often empty). They hold stale
     /// values, always valid ones.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut ring = uring_queue::Ring::<u8, 4>::new();
+    /// let (mut tx, mut rx) = ring.split();
+    /// tx.push_slice(&[0, 0, 0]).unwrap();
+    /// rx.pop_slice(&mut [0; 3]).unwrap();
+    /// // Three slots from the fourth: one before the end of the storage, two after.
+    /// let mut chunk = tx.write_chunk(3).unwrap();
+    /// let (a, b) = chunk.as_mut_slices();
+    /// assert_eq!((a.len(), b.len()), (1, 2));
+    /// a[0] = 1;
+    /// b.copy_from_slice(&[2, 3]);
+    /// chunk.commit_all();
+    /// let mut out = [0; 3];
+    /// assert_eq!(rx.pop_slice(&mut out), Ok(3));
+    /// assert_eq!(out, [1, 2, 3]);
+    /// ```
     #[inline]
     pub fn as_mut_slices(&mut self) -> (&mut [T], &mut [T]) {
         let (ptr, first, second) = self.raw.span(*self.tail, self.len);
@@ -416,12 +514,29 @@ impl<T: Copy + FromBytes + IntoBytes> WriteChunk<'_, T> {
     }
 
     /// Number of lent slots.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut ring = uring_queue::Ring::<u8, 4>::new();
+    /// let (mut tx, _rx) = ring.split();
+    /// assert_eq!(tx.write_chunk(3).unwrap().len(), 3);
+    /// ```
     #[inline]
     pub fn len(&self) -> usize {
         self.len as usize
     }
 
     /// Whether no slot was lent.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut ring = uring_queue::Ring::<u8, 4>::new();
+    /// let (mut tx, _rx) = ring.split();
+    /// assert!(tx.write_chunk(0).unwrap().is_empty());
+    /// assert!(!tx.write_chunk(1).unwrap().is_empty());
+    /// ```
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
@@ -429,6 +544,18 @@ impl<T: Copy + FromBytes + IntoBytes> WriteChunk<'_, T> {
 
     /// Publishes the first `n` slots (at most [`len`](Self::len); more is
     /// clamped) in one store.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut ring = uring_queue::Ring::<u8, 4>::new();
+    /// let (mut tx, rx) = ring.split();
+    /// tx.write_chunk(3).unwrap().commit(2);
+    /// assert_eq!(rx.len(), 2);
+    /// // Committing more than was lent publishes only what was lent.
+    /// tx.write_chunk(1).unwrap().commit(10);
+    /// assert_eq!(rx.len(), 3);
+    /// ```
     #[inline]
     pub fn commit(self, n: usize) {
         let n = (n.min(self.len as usize)) as u32;
@@ -436,6 +563,15 @@ impl<T: Copy + FromBytes + IntoBytes> WriteChunk<'_, T> {
     }
 
     /// Publishes every lent slot.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut ring = uring_queue::Ring::<u8, 4>::new();
+    /// let (mut tx, rx) = ring.split();
+    /// tx.write_chunk(3).unwrap().commit_all();
+    /// assert_eq!(rx.len(), 3);
+    /// ```
     #[inline]
     pub fn commit_all(self) {
         let n = self.len as usize;

@@ -9,6 +9,18 @@ use core::ptr::NonNull;
 
 /// Largest capacity a ring may have: indices are free-running `u32`s, so the
 /// distance between them must stay unambiguous.
+///
+/// # Examples
+///
+/// ```
+/// use uring_queue::{MAX_CAPACITY, RegionError, SharedRing};
+///
+/// assert_eq!(MAX_CAPACITY, 1 << 31);
+/// assert_eq!(
+///     SharedRing::<u8>::required_size(2 * MAX_CAPACITY),
+///     Err(RegionError::CapacityTooLarge { capacity: 2 * MAX_CAPACITY })
+/// );
+/// ```
 pub const MAX_CAPACITY: usize = 1 << 31;
 
 /// Pads and aligns a value to the length of a cache line (128 bytes on x86_64

@@ -25,10 +25,54 @@ use core::ptr::NonNull;
 use zerocopy::{FromBytes, IntoBytes};
 
 /// First word of every region: `"URQR"` in memory order.
+///
+/// # Examples
+///
+/// ```
+/// use uring_queue::{MAGIC, Region, SharedRing};
+/// use zerocopy::IntoBytes;
+///
+/// assert_eq!(&MAGIC.to_ne_bytes(), b"URQR");
+/// let mut mem = [0u64; 64];
+/// SharedRing::<u32>::init(Region::new(mem.as_mut_bytes()), 16).unwrap();
+/// // The header opens with it.
+/// assert_eq!(mem.as_bytes()[..4], MAGIC.to_ne_bytes());
+/// ```
 pub const MAGIC: u32 = u32::from_ne_bytes(*b"URQR");
 /// Version of the layout described in this module.
+///
+/// # Examples
+///
+/// ```
+/// use uring_queue::{Region, RegionError, SharedRing, VERSION};
+/// use zerocopy::IntoBytes;
+///
+/// let mut mem = [0u64; 64];
+/// SharedRing::<u32>::init(Region::new(mem.as_mut_bytes()), 16).unwrap();
+/// // The version is the header's second word; another one is refused.
+/// mem.as_mut_bytes()[4..8].copy_from_slice(&(VERSION + 1).to_ne_bytes());
+/// assert_eq!(
+///     SharedRing::<u32>::attach(Region::new(mem.as_mut_bytes())).unwrap_err(),
+///     RegionError::BadVersion { found: VERSION + 1 }
+/// );
+/// ```
 pub const VERSION: u32 = 1;
 /// Alignment the region's start needs at least (more if the element needs it).
+///
+/// # Examples
+///
+/// ```
+/// use uring_queue::{REGION_ALIGN, Region, RegionError, SharedRing};
+///
+/// let mut mem = [0u64; 64];
+/// let bytes = zerocopy::IntoBytes::as_mut_bytes(&mut mem[..]);
+/// // One byte past an 8-byte boundary is misaligned, even for `u8` elements.
+/// assert_eq!(
+///     SharedRing::<u8>::init(Region::new(&mut bytes[1..]), 16).unwrap_err(),
+///     RegionError::Misaligned { align: REGION_ALIGN }
+/// );
+/// assert!(SharedRing::<u8>::init(Region::new(bytes), 16).is_ok());
+/// ```
 pub const REGION_ALIGN: usize = 8;
 
 const STATE_INITIALISING: u32 = 1;
@@ -94,6 +138,19 @@ impl fmt::Debug for Region<'_> {
 
 impl<'a> Region<'a> {
     /// A region in memory this process owns exclusively.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::{Region, SharedRing};
+    ///
+    /// // 512 bytes, aligned to 8 bytes by the `u64` elements.
+    /// let mut mem = [0u64; 64];
+    /// let region = Region::new(zerocopy::IntoBytes::as_mut_bytes(&mut mem[..]));
+    /// assert_eq!(region.len(), 512);
+    /// let ring = SharedRing::<u32>::init(region, 16).unwrap();
+    /// assert_eq!(ring.capacity(), 16);
+    /// ```
     pub fn new(mem: &'a mut [u8]) -> Self {
         Self {
             // A slice's pointer is never null.
@@ -117,6 +174,23 @@ impl<'a> Region<'a> {
     /// Other processes may write anything to the bytes at any time: that is
     /// the threat model the ring is built for (see the crate docs), not a
     /// violation of this contract.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::ptr::NonNull;
+    /// use uring_queue::{Region, SharedRing};
+    ///
+    /// let mut mem = [0u64; 64];
+    /// let ptr = NonNull::from(&mut mem).cast::<u8>();
+    /// // SAFETY: `mem` outlives the region and is not used otherwise meanwhile;
+    /// // one producer and one consumer are built on it.
+    /// let region = unsafe { Region::from_raw_parts(ptr, 512) };
+    /// assert_eq!(region.as_ptr(), ptr.as_ptr());
+    /// let (mut tx, mut rx) = SharedRing::<u64>::init(region, 8).unwrap().split();
+    /// tx.push(1).unwrap();
+    /// assert_eq!(rx.pop(), Ok(1));
+    /// ```
     pub unsafe fn from_raw_parts(ptr: NonNull<u8>, len: usize) -> Self {
         Self {
             ptr,
@@ -126,16 +200,42 @@ impl<'a> Region<'a> {
     }
 
     /// Length in bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut mem = [0u8; 100];
+    /// assert_eq!(uring_queue::Region::new(&mut mem).len(), 100);
+    /// ```
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Whether the region has no bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut mem = [0u8; 16];
+    /// let (all, rest) = uring_queue::Region::new(&mut mem).split_at(16).unwrap();
+    /// assert!(!all.is_empty());
+    /// assert!(rest.is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// The region's first byte.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut mem = [0u8; 64];
+    /// let start = mem.as_mut_ptr();
+    /// let (a, b) = uring_queue::Region::new(&mut mem).split_at(16).unwrap();
+    /// assert_eq!(a.as_ptr(), start);
+    /// assert_eq!(b.as_ptr(), start.wrapping_add(16));
+    /// ```
     pub fn as_ptr(&self) -> *mut u8 {
         self.ptr.as_ptr()
     }
@@ -146,6 +246,30 @@ impl<'a> Region<'a> {
     /// # Errors
     ///
     /// [`RegionError::TooSmall`] when `mid > len`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::{Region, RegionError, SharedRing};
+    ///
+    /// let mut mem = [0u64; 128];
+    /// let region = Region::new(zerocopy::IntoBytes::as_mut_bytes(&mut mem[..]));
+    /// // One ring per direction, each in its own half.
+    /// let (a, b) = region.split_at(512).unwrap();
+    /// assert_eq!((a.len(), b.len()), (512, 512));
+    /// let (mut tx, rx) = SharedRing::<u32>::init(a, 16).unwrap().split();
+    /// let (_, replies) = SharedRing::<u32>::init(b, 16).unwrap().split();
+    /// tx.push(1).unwrap();
+    /// // The rings do not overlap: the element shows in one only.
+    /// assert_eq!(rx.len(), 1);
+    /// assert!(replies.is_empty());
+    ///
+    /// let mut small = [0u8; 8];
+    /// assert_eq!(
+    ///     Region::new(&mut small).split_at(9).unwrap_err(),
+    ///     RegionError::TooSmall { needed: 9, actual: 8 }
+    /// );
+    /// ```
     pub fn split_at(self, mid: usize) -> Result<(Region<'a>, Region<'a>), RegionError> {
         if mid > self.len {
             return Err(RegionError::TooSmall {
@@ -344,6 +468,23 @@ impl<'a, T: Copy + FromBytes + IntoBytes> SharedRing<'a, T> {
     ///
     /// [`RegionError::TooSmall`], [`RegionError::Misaligned`],
     /// [`RegionError::CapacityNotPowerOfTwo`], [`RegionError::CapacityTooLarge`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::{Region, RegionError, SharedRing};
+    ///
+    /// let mut mem = [0u64; 64];
+    /// let bytes = zerocopy::IntoBytes::as_mut_bytes(&mut mem[..]);
+    /// // 512 bytes hold the header and 16 `u32`s, but not 128.
+    /// assert_eq!(
+    ///     SharedRing::<u32>::init(Region::new(bytes), 128).unwrap_err(),
+    ///     RegionError::TooSmall { needed: 384 + 512, actual: 512 }
+    /// );
+    /// let (_tx, rx) = SharedRing::<u32>::init(Region::new(bytes), 16).unwrap().split();
+    /// assert_eq!(rx.capacity(), 16);
+    /// assert!(rx.is_empty());
+    /// ```
     pub fn init(region: Region<'a>, capacity: usize) -> Result<Self, RegionError> {
         let layout = Layout::canonical::<T>(capacity)?;
         region.check_size_and_alignment::<T>(layout.total)?;
@@ -383,6 +524,29 @@ impl<'a, T: Copy + FromBytes + IntoBytes> SharedRing<'a, T> {
     ///
     /// One [`RegionError`] variant per mismatch; [`RegionError::NotReady`] is
     /// worth retrying while the creator may still be initialising.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::{Region, RegionError, SharedRing};
+    /// use zerocopy::IntoBytes;
+    ///
+    /// let mut mem = [0u64; 64];
+    /// let mut tx = SharedRing::<u32>::init(Region::new(mem.as_mut_bytes()), 16)
+    ///     .unwrap()
+    ///     .into_producer();
+    /// tx.push(7).unwrap();
+    /// drop(tx);
+    /// // The header records the element layout: a `u64` view is refused.
+    /// assert_eq!(
+    ///     SharedRing::<u64>::attach(Region::new(mem.as_mut_bytes())).unwrap_err(),
+    ///     RegionError::ElementLayout { size: 4, align: 4 }
+    /// );
+    /// let mut rx = SharedRing::<u32>::attach(Region::new(mem.as_mut_bytes()))
+    ///     .unwrap()
+    ///     .into_consumer();
+    /// assert_eq!(rx.pop(), Ok(7));
+    /// ```
     pub fn attach(region: Region<'a>) -> Result<Self, RegionError> {
         region.check_size_and_alignment::<T>(HEADER_SIZE)?;
         let h = region.header();
@@ -460,6 +624,19 @@ impl<'a, T: Copy + FromBytes + IntoBytes> SharedRing<'a, T> {
     }
 
     /// Number of slots.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::{Region, SharedRing};
+    /// use zerocopy::IntoBytes;
+    ///
+    /// let mut mem = [0u64; 64];
+    /// SharedRing::<u32>::init(Region::new(mem.as_mut_bytes()), 16).unwrap();
+    /// // An attached ring takes its capacity from the header.
+    /// let ring = SharedRing::<u32>::attach(Region::new(mem.as_mut_bytes())).unwrap();
+    /// assert_eq!(ring.capacity(), 16);
+    /// ```
     pub fn capacity(&self) -> usize {
         self.raw.capacity() as usize
     }
@@ -477,6 +654,26 @@ impl<'a, T: Copy + FromBytes + IntoBytes> SharedRing<'a, T> {
     }
 
     /// Takes the producer role (marking it open again).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::ptr::NonNull;
+    /// use uring_queue::{Region, SharedRing};
+    ///
+    /// let mut mem = [0u64; 64];
+    /// let ptr = NonNull::from(&mut mem).cast::<u8>();
+    /// // SAFETY: `mem` outlives both views and is not otherwise used meanwhile;
+    /// // the two views build one producer and one consumer.
+    /// let (a, b) = unsafe { (Region::from_raw_parts(ptr, 512), Region::from_raw_parts(ptr, 512)) };
+    /// let mut rx = SharedRing::<u64>::init(a, 8).unwrap().into_consumer();
+    /// let mut tx = SharedRing::<u64>::attach(b).unwrap().into_producer();
+    /// tx.push(5).unwrap();
+    /// assert_eq!(rx.pop(), Ok(5));
+    /// assert!(!rx.is_abandoned());
+    /// drop(tx);
+    /// assert!(rx.is_abandoned());
+    /// ```
     pub fn into_producer(self) -> Producer<'a, T> {
         let (tail, head) = self.indices();
         self.raw.producer().closed.store(0, Ordering::Relaxed);
@@ -486,6 +683,26 @@ impl<'a, T: Copy + FromBytes + IntoBytes> SharedRing<'a, T> {
     }
 
     /// Takes the consumer role (marking it open again).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::{Region, SharedRing};
+    /// use zerocopy::IntoBytes;
+    ///
+    /// let mut mem = [0u64; 64];
+    /// let mut tx = SharedRing::<u32>::init(Region::new(mem.as_mut_bytes()), 16)
+    ///     .unwrap()
+    ///     .into_producer();
+    /// tx.push_slice(&[1, 2]).unwrap();
+    /// drop(tx);
+    /// // A consumer that attaches later finds what was published before.
+    /// let mut rx = SharedRing::<u32>::attach(Region::new(mem.as_mut_bytes()))
+    ///     .unwrap()
+    ///     .into_consumer();
+    /// assert!(rx.is_abandoned());
+    /// assert_eq!(rx.pop_slice(&mut [0; 4]), Ok(2));
+    /// ```
     pub fn into_consumer(self) -> Consumer<'a, T> {
         let (tail, head) = self.indices();
         self.raw.consumer().closed.store(0, Ordering::Relaxed);
@@ -494,6 +711,19 @@ impl<'a, T: Copy + FromBytes + IntoBytes> SharedRing<'a, T> {
     }
 
     /// Takes both roles, for a ring used within one process.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::{Region, SharedRing};
+    ///
+    /// let mut mem = [0u64; 64];
+    /// let region = Region::new(zerocopy::IntoBytes::as_mut_bytes(&mut mem[..]));
+    /// let (mut tx, mut rx) = SharedRing::<u32>::init(region, 16).unwrap().split();
+    /// tx.push_slice(&[1, 2, 3]).unwrap();
+    /// assert_eq!(rx.len(), 3);
+    /// assert_eq!(rx.pop(), Ok(1));
+    /// ```
     pub fn split(self) -> (Producer<'a, T>, Consumer<'a, T>) {
         let (tail, head) = self.indices();
         self.raw.producer().closed.store(0, Ordering::Relaxed);
