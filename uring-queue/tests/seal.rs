@@ -253,6 +253,18 @@ fn open_refuses_files_it_cannot_seal() {
         Err(OpenError::NotSealed)
     ));
 
+    // A file on `/dev/shm` (tmpfs): seals exist there but start frozen.
+    let path = format!("/dev/shm/uring-queue-seal-{}", std::process::id());
+    if let Ok(file) = std::fs::File::create(&path) {
+        std::fs::remove_file(&path).unwrap();
+        file.set_len(SIZE as u64).unwrap();
+        assert_eq!(fcntl_get_seals(&file), Ok(SealFlags::SEAL));
+        assert!(matches!(
+            SharedMemory::open(file.into()),
+            Err(OpenError::NotSealed)
+        ));
+    }
+
     // Something that is not a file at all.
     let (reader, _writer) = std::io::pipe().unwrap();
     assert!(matches!(
