@@ -23,6 +23,8 @@ mod region;
 mod shm;
 
 pub use consumer::{Consumer, ReadChunk};
+#[cfg(all(feature = "std", target_os = "linux", not(loom)))]
+pub use error::OpenError;
 pub use error::{CapacityError, Error, RegionError};
 pub use frame::{Frame, FrameConsumer, FrameGrant, FrameProducer, RecordHeader};
 #[cfg(feature = "alloc")]

@@ -1,10 +1,12 @@
 //! Memory shared between processes on Linux: a memfd mapped with `MAP_SHARED`.
 
-use crate::Region;
+use crate::{OpenError, Region};
 use core::ptr::NonNull;
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
-use rustix::fs::{MemfdFlags, fstat, ftruncate, memfd_create};
-use rustix::io::{FdFlags, fcntl_getfd, fcntl_setfd};
+use rustix::fs::{
+    MemfdFlags, SealFlags, fcntl_add_seals, fcntl_get_seals, fstat, ftruncate, memfd_create,
+};
+use rustix::io::{Errno, FdFlags, fcntl_getfd, fcntl_setfd};
 use rustix::mm::{MapFlags, ProtFlags, mmap, munmap};
 use std::io;
 
@@ -15,6 +17,12 @@ use std::io;
 /// [`set_inheritable`](Self::set_inheritable)), and the peer maps it with
 /// [`open`](Self::open). Each side then builds its ring in
 /// [`region`](Self::region).
+///
+/// The file is sealed against shrinking (`F_SEAL_SHRINK`) before anyone maps
+/// it: a peer that holds the descriptor cannot truncate it under our mapping,
+/// which would make our next access to the region die with `SIGBUS`.
+/// [`open`](Self::open) checks the seal (or adds it) before mapping a file it
+/// received.
 ///
 /// # Examples
 ///
@@ -40,12 +48,20 @@ pub struct SharedMemory {
 unsafe impl Send for SharedMemory {}
 
 impl SharedMemory {
-    /// Creates a memfd of `len` bytes (zero-filled) and maps it. The
-    /// descriptor is close-on-exec until [`set_inheritable`](Self::set_inheritable).
+    /// Creates a memfd of `len` bytes (zero-filled), seals its size and maps
+    /// it. The descriptor is close-on-exec until
+    /// [`set_inheritable`](Self::set_inheritable).
+    ///
+    /// The file is sealed with `F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL`:
+    /// nobody holding the descriptor, in any process, can change its size
+    /// (`ftruncate`, `write` or `fallocate` past the end fail with `EPERM`),
+    /// and no further seal can be added, so a peer cannot, say, forbid writes
+    /// to a later mapping with `F_SEAL_FUTURE_WRITE`. Seals can never be
+    /// removed.
     ///
     /// # Errors
     ///
-    /// Any error of `memfd_create`, `ftruncate` or `mmap`, or
+    /// Any error of `memfd_create`, `ftruncate`, `fcntl` or `mmap`, or
     /// [`io::ErrorKind::InvalidInput`] for `len == 0`.
     ///
     /// # Examples
@@ -62,6 +78,12 @@ impl SharedMemory {
     ///     SharedRing::<u64>::attach(shm.region()).unwrap_err(),
     ///     RegionError::NotReady { state: 0 }
     /// );
+    /// // Its size is sealed: nobody can shrink it, or grow it.
+    /// let fd = shm.fd();
+    /// let shrink = rustix::fs::ftruncate(fd, 0).unwrap_err();
+    /// assert_eq!(shrink, rustix::io::Errno::PERM);
+    /// assert_eq!(rustix::fs::ftruncate(fd, 8192), Err(rustix::io::Errno::PERM));
+    /// assert_eq!(rustix::fs::fstat(fd).unwrap().st_size, 4096);
     /// assert_eq!(
     ///     SharedMemory::create("empty", 0).unwrap_err().kind(),
     ///     ErrorKind::InvalidInput
@@ -69,23 +91,42 @@ impl SharedMemory {
     /// # }
     /// ```
     pub fn create(name: &str, len: usize) -> io::Result<Self> {
-        let fd = memfd_create(name, MemfdFlags::CLOEXEC)?;
+        if len == 0 {
+            return Err(empty());
+        }
+        let fd = memfd_create(name, MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING)?;
         ftruncate(&fd, len as u64)?;
+        fcntl_add_seals(&fd, SealFlags::SHRINK | SealFlags::GROW | SealFlags::SEAL)?;
         Self::map(fd, len)
     }
 
-    /// Maps the whole of a shared memory file received from a peer.
+    /// Maps the whole of a shared memory file received from a peer, once it
+    /// is sealed against shrinking.
+    ///
+    /// A file made by [`create`](Self::create) is sealed already. A file
+    /// that allows sealing but is not sealed yet (a memfd made with
+    /// `MFD_ALLOW_SEALING` by another program) gets `F_SEAL_SHRINK` added here:
+    /// this changes the file for every process that holds it, which is what
+    /// lets this process map it safely, and which a ring's peer has no reason
+    /// to mind. A file that cannot be sealed is refused. The size mapped is
+    /// read after the seal is in place, so the file can never become shorter
+    /// than the mapping (it may still grow if its creator did not seal that).
     ///
     /// # Errors
     ///
-    /// Any error of `fstat` or `mmap`, or [`io::ErrorKind::InvalidInput`]
-    /// for an empty file.
+    /// [`OpenError::NotSealed`] for a file not sealed against shrinking that
+    /// cannot be sealed now (a memfd made without `MFD_ALLOW_SEALING`, a file
+    /// whose seals were frozen without `F_SEAL_SHRINK`, a regular file),
+    /// [`OpenError::Empty`] for an empty file, [`OpenError::TooLarge`] for
+    /// one larger than the address space, and [`OpenError::Io`] for any other
+    /// error of `fcntl`, `fstat` or `mmap`. On error the descriptor is closed.
     ///
     /// # Examples
     ///
     /// ```
     /// # #[cfg(not(miri))] { // Miri cannot make these system calls.
-    /// use uring_queue::{SharedMemory, SharedRing};
+    /// use rustix::fs::{MemfdFlags, SealFlags, fcntl_get_seals, ftruncate, memfd_create};
+    /// use uring_queue::{OpenError, SharedMemory, SharedRing};
     ///
     /// let mut creator = SharedMemory::create("ring", 8192).unwrap();
     /// // The peer is usually another process; here it is this one.
@@ -95,22 +136,51 @@ impl SharedMemory {
     /// assert_eq!(peer.len(), 8192);
     /// SharedRing::<u32>::init(creator.region(), 16).unwrap();
     /// assert_eq!(SharedRing::<u32>::attach(peer.region()).unwrap().capacity(), 16);
+    ///
+    /// // A memfd that allows sealing but is not sealed: `open` seals it.
+    /// let fd = memfd_create("foreign", MemfdFlags::ALLOW_SEALING).unwrap();
+    /// ftruncate(&fd, 4096).unwrap();
+    /// let foreign = SharedMemory::open(fd).unwrap();
+    /// assert!(fcntl_get_seals(foreign.fd()).unwrap().contains(SealFlags::SHRINK));
+    /// assert!(ftruncate(foreign.fd(), 0).is_err());
+    ///
+    /// // A memfd that can never be sealed is refused.
+    /// let fd = memfd_create("unsealable", MemfdFlags::empty()).unwrap();
+    /// ftruncate(&fd, 4096).unwrap();
+    /// assert!(matches!(SharedMemory::open(fd), Err(OpenError::NotSealed)));
     /// # }
     /// ```
-    pub fn open(fd: OwnedFd) -> io::Result<Self> {
-        let size = fstat(&fd)?.st_size;
-        let len = usize::try_from(size)
-            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "bad file size"))?;
-        Self::map(fd, len)
+    pub fn open(fd: OwnedFd) -> Result<Self, OpenError> {
+        let seals = match fcntl_get_seals(&fd) {
+            Ok(seals) => seals,
+            // Not a file that takes seals (not shmem or hugetlbfs).
+            Err(Errno::INVAL) => return Err(OpenError::NotSealed),
+            Err(e) => return Err(OpenError::Io(e.into())),
+        };
+        if !seals.contains(SealFlags::SHRINK) {
+            match fcntl_add_seals(&fd, SealFlags::SHRINK) {
+                Ok(()) => {}
+                // `EPERM`: sealing is not allowed on this file, or its seals
+                // are frozen (`F_SEAL_SEAL`).
+                Err(Errno::PERM | Errno::INVAL) => return Err(OpenError::NotSealed),
+                Err(e) => return Err(OpenError::Io(e.into())),
+            }
+        }
+        // Only now, with the seal in place, is the size a lower bound for
+        // as long as the file exists: reading it before sealing would leave
+        // a window in which the peer could shrink the file below what we map.
+        let size = fstat(&fd).map_err(io::Error::from)?.st_size;
+        let size = u64::try_from(size).map_err(|_| OpenError::Empty)?;
+        if size == 0 {
+            return Err(OpenError::Empty);
+        }
+        let len = usize::try_from(size).map_err(|_| OpenError::TooLarge { size })?;
+        Self::map(fd, len).map_err(OpenError::Io)
     }
 
+    /// Maps `len` bytes of `fd`, which its caller has sealed against
+    /// shrinking with at least `len` bytes in it.
     fn map(fd: OwnedFd, len: usize) -> io::Result<Self> {
-        if len == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "empty shared memory",
-            ));
-        }
         // SAFETY: a fresh shared mapping chosen by the kernel (null hint), so
         // it overlaps nothing in this process; it stays until `drop` unmaps it.
         let ptr = unsafe {
@@ -242,11 +312,17 @@ impl SharedMemory {
     pub fn region(&mut self) -> Region<'_> {
         // SAFETY: the mapping is `len` readable, writable, initialised
         // (zero-filled by the kernel, or written by the peer) bytes until
-        // `drop`, which the returned borrow prevents; the exclusive borrow
+        // `drop`, which the returned borrow prevents; the file is sealed
+        // against shrinking with at least `len` bytes (`create`, `open`), so
+        // no process can truncate it under the mapping; the exclusive borrow
         // means one region, so one producer and one consumer at most, in this
         // process. Rust references to the bytes exist only through it.
         unsafe { Region::from_raw_parts(self.ptr, self.len) }
     }
+}
+
+fn empty() -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, "empty shared memory")
 }
 
 impl Drop for SharedMemory {
