@@ -125,18 +125,20 @@ fn main() -> ExitCode {
         commit: report::commit(),
         machine: report::machine(),
         load: (report::load(), String::new()),
+        cores: std::thread::available_parallelism().map_or(0, |n| n.get()),
         suite_secs: Vec::new(),
-        missing: if args.names.is_empty() {
+        missing: if args.names.is_empty() && args.from.is_none() {
             missing()
         } else {
             Vec::new()
         },
+        from: None,
     };
 
     let rows: Vec<Row> = if let Some(path) = &args.from {
         match std::fs::read_to_string(path) {
             Ok(text) => {
-                info.command = format!("{} (rows read from {})", info.command, path.display());
+                info.from = Some(path.display().to_string());
                 text.lines().filter_map(Row::parse).collect()
             }
             Err(e) => {
@@ -187,6 +189,9 @@ fn main() -> ExitCode {
     eprintln!("targets: {met} met, {missed} missed, {nm} not measured");
     if !info.missing.is_empty() {
         eprintln!("skipped, not in this build: {}", info.missing.join(", "));
+    }
+    if let Some(busy) = report::busy(&info.load, info.cores) {
+        eprintln!("{busy}");
     }
     if !info.suite_secs.is_empty() {
         let per: Vec<String> = info

@@ -121,12 +121,28 @@ fn others_text(l: &Line) -> String {
         .map(|(m, v, u)| {
             if u == "x" {
                 format!("{m} {}x", num(*v))
+            } else if u == "fraction" {
+                format!("{m} {}", num(*v))
             } else {
                 format!("{m} {} {u}", num(*v))
             }
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// A variant's ratio to the anchor; the anchor's own reads "anchor".
+fn vs_text(t: &Table, l: &Line) -> String {
+    let is_anchor = t.ratio.as_deref().is_some_and(|r| {
+        r.strip_prefix("t_vs_")
+            .or_else(|| r.strip_prefix("rate_vs_"))
+            .is_some_and(|a| a == l.variant)
+    });
+    match l.vs_anchor {
+        Some(_) if is_anchor => "anchor".to_owned(),
+        Some(v) => format!("{}x", num(v)),
+        None => String::new(),
+    }
 }
 
 fn status_word(s: &Status) -> &'static str {
@@ -188,9 +204,7 @@ pub fn summary(suite: &str, rows: &[Row]) -> String {
                     .as_ref()
                     .map(|(v, u)| format!("{} {u}", num(*v)))
                     .unwrap_or_default(),
-                l.vs_anchor
-                    .map(|v| format!("{}x", num(v)))
-                    .unwrap_or_default(),
+                vs_text(&t, l),
                 others_text(l),
             ]);
         }
@@ -246,8 +260,27 @@ pub struct RunInfo {
     pub load: (String, String),
     /// Wall time per suite, seconds.
     pub suite_secs: Vec<(String, f64)>,
+    /// Logical CPUs, to judge the load average by.
+    pub cores: usize,
+    /// The file the rows were read from, if they were not measured now.
+    pub from: Option<String>,
     /// Suites the run skipped because this build lacks them.
     pub missing: Vec<String>,
+}
+
+/// A warning when the load average (before or after) reached half the
+/// logical CPUs: other work then shared the cores with the measurement.
+pub fn busy(load: &(String, String), cores: usize) -> Option<String> {
+    let worst = [&load.0, &load.1]
+        .iter()
+        .filter_map(|l| l.parse::<f64>().ok())
+        .fold(0.0_f64, f64::max);
+    (cores > 0 && worst >= cores as f64 / 2.0).then(|| {
+        format!(
+            "The machine was busy (load average up to {worst} on {cores} logical CPUs): \
+             these figures are provisional; rerun on a quiet machine before quoting them."
+        )
+    })
 }
 
 /// Markers around the generated block in docs/benchmarks.md.
@@ -277,19 +310,35 @@ pub fn markdown(
     let _ = writeln!(o, "```sh\n{}\n```", info.command);
     let _ = writeln!(o);
     let total: f64 = info.suite_secs.iter().map(|s| s.1).sum();
-    let _ = writeln!(o, "- started {} at commit `{}`;", info.started, info.commit);
-    let _ = writeln!(o, "- machine: {};", info.machine);
-    let _ = writeln!(
-        o,
-        "- load average (1 min): {} before, {} after;",
-        info.load.0, info.load.1
-    );
-    let per: Vec<String> = info
-        .suite_secs
-        .iter()
-        .map(|(s, t)| format!("{s} {t:.0} s"))
-        .collect();
-    let _ = writeln!(o, "- wall time {total:.0} s ({}).", per.join(", "));
+    if let Some(from) = &info.from {
+        // The rows were measured earlier; only what they carry is known.
+        let _ = writeln!(
+            o,
+            "- rows read from `{from}`, written {} at commit `{}`;",
+            info.started, info.commit
+        );
+        let _ = writeln!(
+            o,
+            "- machine, load and timing of the measuring run: not recorded in the rows."
+        );
+    } else {
+        let _ = writeln!(o, "- started {} at commit `{}`;", info.started, info.commit);
+        let _ = writeln!(o, "- machine: {};", info.machine);
+        let _ = writeln!(
+            o,
+            "- load average (1 min): {} before, {} after;",
+            info.load.0, info.load.1
+        );
+        let per: Vec<String> = info
+            .suite_secs
+            .iter()
+            .map(|(s, t)| format!("{s} {t:.0} s"))
+            .collect();
+        let _ = writeln!(o, "- wall time {total:.0} s ({}).", per.join(", "));
+    }
+    if let Some(busy) = busy(&info.load, info.cores).filter(|_| info.from.is_none()) {
+        let _ = writeln!(o, "\n**{busy}**");
+    }
     if !info.missing.is_empty() {
         let _ = writeln!(
             o,
@@ -315,7 +364,10 @@ pub fn markdown(
             o,
             "{met} met, {missed} missed, {nm} not measured. A target whose row is absent is not measured, never met.\n"
         );
-        let _ = writeln!(o, "| suite | target | value | target | row | result |");
+        let _ = writeln!(
+            o,
+            "| suite | target | measured | threshold | row | result |"
+        );
         let _ = writeln!(o, "|---|---|---|---|---|---|");
         for x in &all {
             let _ = writeln!(
@@ -377,9 +429,7 @@ pub fn markdown(
                         .as_ref()
                         .map(|(v, u)| format!("{} {u}", num(*v)))
                         .unwrap_or_default(),
-                    l.vs_anchor
-                        .map(|v| format!("{}x", num(v)))
-                        .unwrap_or_default(),
+                    vs_text(&t, l),
                     md_escape(&others_text(l)),
                 );
             }
@@ -582,6 +632,8 @@ mod tests {
         let info = RunInfo {
             command: "cargo run --release -p benches -- --full".into(),
             mode: "full".into(),
+            load: ("0.2".into(), "0.3".into()),
+            cores: 2,
             suite_secs: vec![("spsc".into(), 40.0)],
             missing: vec!["ipc".into()],
             ..RunInfo::default()
@@ -596,6 +648,25 @@ mod tests {
         assert!(md.trim_end().ends_with(END));
         assert!(md.contains("cargo run --release -p benches -- --full"));
         assert!(md.contains("| spsc | batches of 64: rate vs rtrb | 1.127x | ≥ 1x |"));
+        assert!(md.contains("| rtrb | 521.7 Mops/s | anchor |"));
+        assert!(!md.contains("machine was busy"));
+        let loaded = RunInfo {
+            load: ("1.5".into(), "0.5".into()),
+            cores: 2,
+            ..info.clone()
+        };
+        let busy = markdown(&loaded, &["spsc"], &sample(), &[]);
+        assert!(busy.contains("machine was busy (load average up to 1.5 on 2 logical CPUs)"));
+        // Rows from a file: the block does not pass today's machine and
+        // load off as the measuring run's.
+        let from = RunInfo {
+            from: Some("rows.txt".into()),
+            ..loaded
+        };
+        let saved = markdown(&from, &["spsc"], &sample(), &[]);
+        assert!(saved.contains("rows read from `rows.txt`"));
+        assert!(!saved.contains("load average (1 min)"));
+        assert!(!saved.contains("machine was busy"));
         assert!(md.contains("| **uring_queue** | 568.8 Mops/s | 1.127x |"));
         assert!(md.contains("![spsc](img/spsc.svg)"));
         assert!(md.contains("Not in this build, so not run: ipc."));
