@@ -71,6 +71,17 @@ impl Row {
     }
 }
 
+impl Row {
+    /// The name as `(test, variant, metric)`. Variant and metric are the
+    /// last two dot-separated parts; the test is the rest, so a test name
+    /// may itself contain dots (`4KiB.inflight64`).
+    pub fn parts(&self) -> Option<(&str, &str, &str)> {
+        let mut it = self.name.rsplitn(3, '.');
+        let (metric, variant, test) = (it.next()?, it.next()?, it.next()?);
+        Some((test, variant, metric))
+    }
+}
+
 /// Every row printed so far, in order, for the summary, charts and report.
 static ROWS: Mutex<Vec<Row>> = Mutex::new(Vec::new());
 
@@ -383,6 +394,10 @@ mod tests {
         assert_eq!(r.name, "elementwise.rtrb.rate_vs_rtrb");
         assert_eq!(r.value, 0.787);
         assert_eq!(r.unit, "x");
+        assert_eq!(r.parts(), Some(("elementwise", "rtrb", "rate_vs_rtrb")));
+        let dotted = Row::parse("ipc 4KiB.inflight64.unix.median 3.0 us").unwrap();
+        assert_eq!(dotted.parts(), Some(("4KiB.inflight64", "unix", "median")));
+        assert_eq!(Row::parse("s a.b 1 x").unwrap().parts(), None);
         assert_eq!(Row::parse("spsc a 1.0"), None);
         assert_eq!(Row::parse("spsc a 1.0 x extra"), None);
         assert_eq!(Row::parse("spsc a one x"), None);

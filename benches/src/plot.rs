@@ -92,8 +92,8 @@ fn parts<'a>(
     rows.iter()
         .filter(move |r| r.suite == suite)
         .filter_map(|r| {
-            let mut it = r.name.splitn(3, '.');
-            Some((it.next()?, it.next()?, it.next()?, r))
+            let (test, variant, metric) = r.parts()?;
+            Some((test, variant, metric, r))
         })
 }
 
@@ -582,6 +582,7 @@ mod tests {
             row("ipc", "4B.unix.t_vs_unix", 1.0, "x"),
             row("ipc", "4B.uring.median", 0.5, "us"),
             row("ipc", "latency.uring.median", 1.0, "us"),
+            row("ipc", "4B.inflight64.uring.median", 0.1, "us"),
             row("spsc", "4B.rtrb.median", 1.0, "us"),
         ];
         let s = ipc_series(&rows);

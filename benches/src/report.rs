@@ -38,11 +38,7 @@ pub struct Table {
 pub fn tables(suite: &str, rows: &[Row]) -> Vec<Table> {
     let mut out: Vec<Table> = Vec::new();
     for r in rows.iter().filter(|r| r.suite == suite) {
-        let mut it = r.name.splitn(3, '.');
-        let (test, variant, metric) = match (it.next(), it.next(), it.next()) {
-            (Some(t), Some(v), Some(m)) => (t, v, m),
-            _ => (r.name.as_str(), "", "value"),
-        };
+        let (test, variant, metric) = r.parts().unwrap_or((r.name.as_str(), "", "value"));
         let t = match out.iter().position(|t| t.test == test) {
             Some(i) => &mut out[i],
             None => {

@@ -143,7 +143,7 @@ pub const TARGETS: &[Target] = &[
     },
     Target {
         suite: "batch",
-        sources: &[Source::Row("seed.*auto*.rate_vs_bare")],
+        sources: &[Source::Row("seed.auto_reader.rate_vs_bare")],
         cmp: Cmp::AtLeast,
         threshold: 0.15,
         label: "auto-batching async reader: rate vs a bare call",
@@ -151,10 +151,10 @@ pub const TARGETS: &[Target] = &[
     Target {
         suite: "batch",
         sources: &[
-            Source::Row("seed.*auto*.rate_vs_*channel*async*|seed.*auto*.rate_vs_async_channel*"),
+            Source::Row("seed.auto_reader.rate_vs_channel_async"),
             Source::Quotient(
-                "seed.*auto*.rate_vs_bare",
-                "seed.channel_async.rate_vs_bare|seed.async_channel.rate_vs_bare",
+                "seed.auto_reader.rate_vs_bare",
+                "seed.channel_async.rate_vs_bare",
             ),
         ],
         cmp: Cmp::AtLeast,
@@ -403,7 +403,7 @@ mod tests {
         assert_eq!(t.check(&rows[..1]).status, Status::NotMeasured);
         // A dedicated row wins over the quotient.
         let mut with_row = rows.to_vec();
-        with_row.push(row("ipc", "4MiB.uring.t_vs_memcpy", 2.5));
+        with_row.push(row("ipc", "4MiB.uring.t_vs_memcpy2", 2.5));
         let o = t.check(&with_row);
         assert_eq!(o.status, Status::Missed);
         assert_eq!(o.value, Some(2.5));
@@ -432,6 +432,41 @@ mod tests {
             .filter(|t| t.check(&rows).status != Status::NotMeasured)
             .count();
         assert_eq!(measured, today.len());
+    }
+
+    #[test]
+    fn one_in_flight_targets_ignore_the_64_in_flight_rows() {
+        let t = target("4 MiB round trip: time vs a memcpy each way");
+        let rows = [row("ipc", "4MiB.inflight64.uring.t_vs_memcpy2", 0.5)];
+        assert_eq!(t.check(&rows).status, Status::NotMeasured);
+        let t = target("4 B round trip: time vs UnixStream");
+        let rows = [
+            row("ipc", "4B.inflight64.uring.t_vs_unix", 0.01),
+            row("ipc", "4B.uring_queue.t_vs_unix", 0.2),
+        ];
+        let o = t.check(&rows);
+        assert_eq!(o.status, Status::Missed);
+        assert_eq!(o.from.as_deref(), Some("4B.uring_queue.t_vs_unix"));
+    }
+
+    #[test]
+    fn async_reader_targets_read_the_batch_suite_rows() {
+        let bare = target("auto-batching async reader: rate vs a bare call");
+        let chan = target("auto-batching async reader: rate vs one async channel");
+        let rows = [
+            row("batch", "seed.channel_async.rate_vs_bare", 0.04),
+            row("batch", "seed.auto_reader.rate_vs_bare", 0.16),
+            row("batch", "seed.auto_reader_x8.rate_vs_bare", 0.5),
+        ];
+        let o = bare.check(&rows);
+        assert_eq!((o.status, o.value), (Status::Met, Some(0.16)));
+        // No dedicated row: the quotient of the two rate-vs-bare rows.
+        let o = chan.check(&rows);
+        assert_eq!(o.status, Status::Met);
+        assert!((o.value.unwrap() - 4.0).abs() < 1e-9);
+        let mut with_row = rows.to_vec();
+        with_row.push(row("batch", "seed.auto_reader.rate_vs_channel_async", 2.9));
+        assert_eq!(chan.check(&with_row).status, Status::Missed);
     }
 
     #[test]
