@@ -190,7 +190,7 @@ fn main() -> ExitCode {
     if !info.missing.is_empty() {
         eprintln!("skipped, not in this build: {}", info.missing.join(", "));
     }
-    if let Some(busy) = report::busy(&info.load, info.cores) {
+    if let Some(busy) = report::busy(&info.load, info.cores).filter(|_| args.from.is_none()) {
         eprintln!("{busy}");
     }
     if !info.suite_secs.is_empty() {
