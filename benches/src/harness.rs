@@ -5,7 +5,12 @@
 //! variant's time divided by the anchor's time in the same round. Slow phases of
 //! the machine hit both sides of a ratio, so they cancel out.
 
-use std::time::Duration;
+use std::io::{IsTerminal, Write as _};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// The fewest rounds a comparison runs in quick mode.
+pub const QUICK_MIN_ROUNDS: usize = 9;
 
 /// What every suite is given.
 #[derive(Debug, Clone, Copy)]
@@ -15,9 +20,18 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    /// Number of rounds to run: `full` normally, `quick` in quick mode.
+    /// Number of rounds to run: `full` normally; in quick mode `quick`, but
+    /// at least [`QUICK_MIN_ROUNDS`] (or `full`, if fewer).
+    ///
+    /// Quick mode keeps each sample small; the floor on rounds is what makes
+    /// its medians worth reading in the summary (three rounds let one noisy
+    /// round decide a ratio), and costs a few seconds in all.
     pub fn rounds(&self, full: usize, quick: usize) -> usize {
-        if self.quick { quick } else { full }
+        if self.quick {
+            quick.max(full.min(QUICK_MIN_ROUNDS))
+        } else {
+            full
+        }
     }
 
     /// `full` normally, `quick` in quick mode: for iteration counts and sizes.
@@ -26,9 +40,105 @@ impl Ctx {
     }
 }
 
-/// Prints one result row to stdout: `<suite> <name> <value> <unit>`.
+/// One result row: `<suite> <name> <value> <unit>`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// The suite that measured it.
+    pub suite: String,
+    /// `<test>.<variant>.<metric>`.
+    pub name: String,
+    /// The figure, as printed.
+    pub value: f64,
+    /// Its unit (`x` for ratios).
+    pub unit: String,
+}
+
+impl Row {
+    /// Parses a line printed by [`row`]; `None` unless it has exactly four
+    /// whitespace-separated fields with a numeric third one.
+    pub fn parse(line: &str) -> Option<Row> {
+        let mut f = line.split_whitespace();
+        let (suite, name, value, unit) = (f.next()?, f.next()?, f.next()?, f.next()?);
+        if f.next().is_some() {
+            return None;
+        }
+        Some(Row {
+            suite: suite.to_owned(),
+            name: name.to_owned(),
+            value: value.parse().ok()?,
+            unit: unit.to_owned(),
+        })
+    }
+}
+
+impl Row {
+    /// The name as `(test, variant, metric)`. Variant and metric are the
+    /// last two dot-separated parts; the test is the rest, so a test name
+    /// may itself contain dots (`4KiB.inflight64`).
+    pub fn parts(&self) -> Option<(&str, &str, &str)> {
+        let mut it = self.name.rsplitn(3, '.');
+        let (metric, variant, test) = (it.next()?, it.next()?, it.next()?);
+        Some((test, variant, metric))
+    }
+}
+
+/// Every row printed so far, in order, for the summary, charts and report.
+static ROWS: Mutex<Vec<Row>> = Mutex::new(Vec::new());
+
+/// Prints one result row to stdout, `<suite> <name> <value> <unit>`, and
+/// keeps it for the summary. The kept value is the printed one, so a summary
+/// built from a saved stdout and one built in the run agree.
 pub fn row(suite: &str, name: &str, value: f64, unit: &str) {
-    println!("{suite} {name} {} {unit}", fmt_value(value));
+    let text = fmt_value(value);
+    println!("{suite} {name} {text} {unit}");
+    let kept = Row {
+        suite: suite.to_owned(),
+        name: name.to_owned(),
+        value: text.parse().unwrap_or(value),
+        unit: unit.to_owned(),
+    };
+    ROWS.lock().unwrap_or_else(|e| e.into_inner()).push(kept);
+}
+
+/// Takes every row kept by [`row`] so far.
+pub fn take_rows() -> Vec<Row> {
+    std::mem::take(&mut *ROWS.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// Per-round progress on stderr. On a terminal one line is redrawn in place
+/// and erased when the comparison ends; otherwise (a log, CI) nothing is
+/// printed per round and one line sums up each comparison, so a log never
+/// gets every round concatenated on one line.
+#[derive(Debug)]
+struct Progress {
+    tty: bool,
+    start: Instant,
+}
+
+impl Progress {
+    fn new() -> Self {
+        Self {
+            tty: std::io::stderr().is_terminal(),
+            start: Instant::now(),
+        }
+    }
+
+    fn round(&self, suite: &str, test: &str, done: usize, rounds: usize) {
+        if self.tty {
+            let mut e = std::io::stderr().lock();
+            // `\x1b[2K` erases the line, so a shorter text leaves no tail.
+            let _ = write!(e, "\r\x1b[2K  {suite} {test}: round {done}/{rounds}");
+            let _ = e.flush();
+        }
+    }
+
+    fn finish(&self, suite: &str, test: &str, rounds: usize, variants: usize) {
+        let secs = self.start.elapsed().as_secs_f64();
+        if self.tty {
+            eprint!("\r\x1b[2K");
+        }
+        eprintln!("  {suite} {test}: {variants} variants, {rounds} rounds, {secs:.1} s");
+    }
 }
 
 fn fmt_value(v: f64) -> String {
@@ -100,21 +210,16 @@ impl<'a> Compare<'a> {
         // are repeatable) spreads those effects over all variants.
         let mut order: Vec<usize> = (0..n).collect();
         let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let progress = Progress::new();
         for round in 0..rounds {
             shuffle(&mut order, &mut seed);
             for &i in &order {
                 let t = (self.variants[i].1)();
                 times[i].push(t);
             }
-            eprint!(
-                "\r  {} {}: round {}/{}",
-                self.suite,
-                self.test,
-                round + 1,
-                rounds
-            );
+            progress.round(self.suite, &self.test, round + 1, rounds);
         }
-        eprintln!();
+        progress.finish(self.suite, &self.test, rounds, n);
         let ratios = (0..n)
             .map(|i| {
                 median_f64(
@@ -271,6 +376,38 @@ fn shuffle(v: &mut [usize], seed: &mut u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quick_mode_runs_at_least_the_minimum_rounds_but_never_more_than_full() {
+        let quick = Ctx { quick: true };
+        let full = Ctx { quick: false };
+        assert_eq!(quick.rounds(21, 3), QUICK_MIN_ROUNDS);
+        assert_eq!(quick.rounds(21, 15), 15);
+        assert_eq!(quick.rounds(5, 3), 5);
+        assert_eq!(full.rounds(21, 3), 21);
+    }
+
+    #[test]
+    fn printed_rows_parse_back_to_the_printed_value() {
+        let r = Row::parse("spsc elementwise.rtrb.rate_vs_rtrb 0.7870 x").unwrap();
+        assert_eq!(r.suite, "spsc");
+        assert_eq!(r.name, "elementwise.rtrb.rate_vs_rtrb");
+        assert_eq!(r.value, 0.787);
+        assert_eq!(r.unit, "x");
+        assert_eq!(r.parts(), Some(("elementwise", "rtrb", "rate_vs_rtrb")));
+        let dotted = Row::parse("ipc 4KiB.inflight64.unix.median 3.0 us").unwrap();
+        assert_eq!(dotted.parts(), Some(("4KiB.inflight64", "unix", "median")));
+        assert_eq!(Row::parse("s a.b 1 x").unwrap().parts(), None);
+        assert_eq!(Row::parse("spsc a 1.0"), None);
+        assert_eq!(Row::parse("spsc a 1.0 x extra"), None);
+        assert_eq!(Row::parse("spsc a one x"), None);
+        assert_eq!(
+            fmt_value(123.456).parse::<f64>().unwrap(),
+            Row::parse(&format!("s n {} us", fmt_value(123.456)))
+                .unwrap()
+                .value
+        );
+    }
 
     #[test]
     fn paired_ratio_is_median_of_per_round_ratios() {

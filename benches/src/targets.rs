@@ -1,0 +1,482 @@
+//! The performance targets, in one table, and how rows are checked against
+//! them.
+//!
+//! A target names the row it reads by a pattern (`*` stands for any run of
+//! characters, `|` separates alternatives), or, where a suite prints no row
+//! for the ratio itself, two rows whose values are divided. A target whose
+//! rows are absent is "not measured", never met.
+
+use crate::harness::Row;
+
+/// Which way a target points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cmp {
+    /// The value must be at most the threshold (times: lower is faster).
+    AtMost,
+    /// The value must be at least the threshold (rates: higher is faster).
+    AtLeast,
+}
+
+/// Where a target's value comes from.
+#[derive(Debug, Clone, Copy)]
+pub enum Source {
+    /// One row, a paired ratio printed by the suite.
+    Row(&'static str),
+    /// The first row's value divided by the second's: for ratios a suite
+    /// does not print (two rows against the same anchor, or a time against a
+    /// floor). Not paired round by round, so a little noisier.
+    Quotient(&'static str, &'static str),
+}
+
+/// One performance target.
+#[derive(Debug, Clone, Copy)]
+pub struct Target {
+    /// The suite whose rows it reads.
+    pub suite: &'static str,
+    /// Where its value comes from, tried in order: the first that resolves
+    /// is used, so a dedicated row can be preferred to a quotient.
+    pub sources: &'static [Source],
+    /// Which way it points.
+    pub cmp: Cmp,
+    /// The threshold, as a ratio.
+    pub threshold: f64,
+    /// A short label for the summary.
+    pub label: &'static str,
+}
+
+/// Every target, grouped by suite in the order the suites run.
+pub const TARGETS: &[Target] = &[
+    // pool: buffer_sv2's own patterns.
+    Target {
+        suite: "pool",
+        sources: &[Source::Row("single.buffer_pool.t_vs_buffer_sv2")],
+        cmp: Cmp::AtMost,
+        threshold: 0.30,
+        label: "single thread: time vs buffer_sv2",
+    },
+    Target {
+        suite: "pool",
+        sources: &[Source::Row("single.buffer_pool.t_vs_vec")],
+        cmp: Cmp::AtMost,
+        threshold: 1.0,
+        label: "single thread: no slower than a Vec per message",
+    },
+    Target {
+        suite: "pool",
+        sources: &[Source::Row("held_10us.buffer_pool.t_vs_buffer_sv2")],
+        cmp: Cmp::AtMost,
+        threshold: 0.5,
+        label: "held 10 us on another thread: time vs buffer_sv2",
+    },
+    Target {
+        suite: "pool",
+        sources: &[Source::Row(
+            "held_1ms.buffer_pool_64.t_vs_sv2_system_memory",
+        )],
+        cmp: Cmp::AtMost,
+        threshold: 0.5,
+        label: "held 1 ms, 64-slot map: time vs BufferFromSystemMemory",
+    },
+    // spsc: u64 values between two threads.
+    Target {
+        suite: "spsc",
+        sources: &[Source::Row("elementwise.uring_queue.rate_vs_rtrb")],
+        cmp: Cmp::AtLeast,
+        threshold: 0.9,
+        label: "element-wise, exact release: rate vs rtrb",
+    },
+    Target {
+        suite: "spsc",
+        sources: &[Source::Row("elementwise.uring_queue_deferred.rate_vs_rtrb")],
+        cmp: Cmp::AtLeast,
+        threshold: 1.1,
+        label: "element-wise, deferred release (K = 32): rate vs rtrb",
+    },
+    Target {
+        suite: "spsc",
+        sources: &[Source::Row("batch64.uring_queue.rate_vs_rtrb")],
+        cmp: Cmp::AtLeast,
+        threshold: 1.0,
+        label: "batches of 64: rate vs rtrb",
+    },
+    Target {
+        suite: "spsc",
+        sources: &[Source::Row("roundtrip.uring_queue.t_vs_rtrb")],
+        cmp: Cmp::AtMost,
+        threshold: 1.0,
+        label: "ping-pong round trip: time vs rtrb",
+    },
+    // ipc: request/response between two processes.
+    Target {
+        suite: "ipc",
+        sources: &[Source::Row("4B.uring*.t_vs_unix")],
+        cmp: Cmp::AtMost,
+        threshold: 0.1,
+        label: "4 B round trip: time vs UnixStream",
+    },
+    Target {
+        suite: "ipc",
+        sources: &[
+            Source::Row("4MiB.uring*.t_vs_memcpy*"),
+            Source::Quotient("4MiB.uring*.median", "4MiB.memcpy*.median"),
+        ],
+        cmp: Cmp::AtMost,
+        threshold: 2.0,
+        label: "4 MiB round trip: time vs a memcpy each way",
+    },
+    // batch: seed 000's table, system calls, seed 002.
+    Target {
+        suite: "batch",
+        sources: &[Source::Row("seed.batch_api.rate_vs_ops_by_hand")],
+        cmp: Cmp::AtLeast,
+        threshold: 0.8,
+        label: "batch API, fresh ops: rate vs the same ops by hand",
+    },
+    Target {
+        suite: "batch",
+        sources: &[Source::Row(
+            "seed.batch_api_reused.rate_vs_ops_by_hand_reused",
+        )],
+        cmp: Cmp::AtLeast,
+        threshold: 0.5,
+        label: "batch API, reused ops: rate vs the same ops by hand",
+    },
+    Target {
+        suite: "batch",
+        sources: &[Source::Row("seed.auto_reader.rate_vs_bare")],
+        cmp: Cmp::AtLeast,
+        threshold: 0.15,
+        label: "auto-batching async reader: rate vs a bare call",
+    },
+    Target {
+        suite: "batch",
+        sources: &[
+            Source::Row("seed.auto_reader.rate_vs_channel_async"),
+            Source::Quotient(
+                "seed.auto_reader.rate_vs_bare",
+                "seed.channel_async.rate_vs_bare",
+            ),
+        ],
+        cmp: Cmp::AtLeast,
+        threshold: 3.0,
+        label: "auto-batching async reader: rate vs one async channel",
+    },
+    Target {
+        suite: "batch",
+        sources: &[Source::Row("syscall.crate64.rate_vs_raw64")],
+        cmp: Cmp::AtLeast,
+        threshold: 0.95,
+        label: "64 scattered pieces: rate vs the raw batched call",
+    },
+    Target {
+        suite: "batch",
+        sources: &[Source::Row("syscall.crate_structs.rate_vs_single_structs")],
+        cmp: Cmp::AtLeast,
+        threshold: 5.0,
+        label: "adjacent fields, coalesced: rate vs one call per piece",
+    },
+    Target {
+        suite: "batch",
+        sources: &[Source::Row("file.read_iter.t_vs_ceiling")],
+        cmp: Cmp::AtMost,
+        threshold: 1.10,
+        label: "4 KiB reads of a cached file: time vs one 1 MiB read",
+    },
+];
+
+/// Variant names (patterns, as in targets) that are this workspace's code,
+/// per suite: the summary marks them so they stand out from the anchors.
+pub const OURS: &[(&str, &str)] = &[
+    ("write", "io_traits"),
+    ("pool", "buffer_pool*"),
+    ("spsc", "uring_queue*"),
+    ("ipc", "uring*"),
+    ("batch", "batch_api*|crate*|read_iter*|*auto*"),
+];
+
+/// Whether `variant` of `suite` is this workspace's code.
+pub fn is_ours(suite: &str, variant: &str) -> bool {
+    OURS.iter().any(|(s, p)| *s == suite && matches(p, variant))
+}
+
+/// How a target fared.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Status {
+    /// Its rows are present and the value is on the right side.
+    Met,
+    /// Its rows are present and the value is on the wrong side.
+    Missed,
+    /// No source resolved (or the value is not a finite number).
+    NotMeasured,
+}
+
+/// A target checked against one run's rows.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The target.
+    pub target: Target,
+    /// The value, if measured.
+    pub value: Option<f64>,
+    /// The row (or `a / b`) it came from, if measured.
+    pub from: Option<String>,
+    /// The verdict.
+    pub status: Status,
+}
+
+impl Target {
+    /// The threshold as text: `<= 0.30x` or `>= 1.10x`.
+    pub fn threshold_text(&self) -> String {
+        let op = match self.cmp {
+            Cmp::AtMost => "<=",
+            Cmp::AtLeast => ">=",
+        };
+        format!("{op} {}x", trim(self.threshold))
+    }
+
+    /// Checks the target against `rows`.
+    pub fn check(&self, rows: &[Row]) -> Outcome {
+        let find = |pattern: &str| {
+            rows.iter()
+                .find(|r| r.suite == self.suite && matches(pattern, &r.name))
+        };
+        let resolved = self.sources.iter().find_map(|s| match *s {
+            Source::Row(p) => find(p).map(|r| (r.value, r.name.clone())),
+            Source::Quotient(a, b) => {
+                let (a, b) = (find(a)?, find(b)?);
+                Some((a.value / b.value, format!("{} / {}", a.name, b.name)))
+            }
+        });
+        match resolved {
+            Some((v, from)) if v.is_finite() => {
+                let met = match self.cmp {
+                    Cmp::AtMost => v <= self.threshold,
+                    Cmp::AtLeast => v >= self.threshold,
+                };
+                Outcome {
+                    target: *self,
+                    value: Some(v),
+                    from: Some(from),
+                    status: if met { Status::Met } else { Status::Missed },
+                }
+            }
+            _ => Outcome {
+                target: *self,
+                value: None,
+                from: None,
+                status: Status::NotMeasured,
+            },
+        }
+    }
+}
+
+/// Checks every target of `suite` against `rows`.
+pub fn check_suite(suite: &str, rows: &[Row]) -> Vec<Outcome> {
+    TARGETS
+        .iter()
+        .filter(|t| t.suite == suite)
+        .map(|t| t.check(rows))
+        .collect()
+}
+
+fn trim(v: f64) -> String {
+    let s = format!("{v:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
+/// Whether `name` matches `pattern`: `*` stands for any run of characters
+/// (none included), `|` separates alternatives, everything else is literal.
+pub fn matches(pattern: &str, name: &str) -> bool {
+    pattern
+        .split('|')
+        .any(|alt| glob(alt.as_bytes(), name.as_bytes()))
+}
+
+fn glob(p: &[u8], s: &[u8]) -> bool {
+    // Iterative wildcard match with one backtrack point: linear enough for
+    // row names, and no recursion.
+    let (mut pi, mut si) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        if pi < p.len() && p[pi] == b'*' {
+            star = Some((pi, si));
+            pi += 1;
+        } else if pi < p.len() && p[pi] == s[si] {
+            pi += 1;
+            si += 1;
+        } else if let Some((sp, ss)) = star {
+            pi = sp + 1;
+            si = ss + 1;
+            star = Some((sp, ss + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == b'*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(suite: &str, name: &str, value: f64) -> Row {
+        Row {
+            suite: suite.into(),
+            name: name.into(),
+            value,
+            unit: "x".into(),
+        }
+    }
+
+    fn target(label: &str) -> &'static Target {
+        TARGETS.iter().find(|t| t.label == label).unwrap()
+    }
+
+    #[test]
+    fn patterns_match_literally_with_stars_and_alternatives() {
+        assert!(matches("a.b", "a.b"));
+        assert!(!matches("a.b", "a.bc"));
+        assert!(!matches("a.b", "xa.b"));
+        assert!(matches("4B.uring*.t_vs_unix", "4B.uring.t_vs_unix"));
+        assert!(matches("4B.uring*.t_vs_unix", "4B.uring_queue.t_vs_unix"));
+        assert!(!matches("4B.uring*.t_vs_unix", "4B.uring.t_vs_tokio"));
+        assert!(!matches("4B.uring*.t_vs_unix", "64B.uring.t_vs_unix"));
+        assert!(matches(
+            "seed.*auto*.rate_vs_bare",
+            "seed.async_auto_batch.rate_vs_bare"
+        ));
+        assert!(matches("x|y*", "yz"));
+        assert!(!matches("x|y*", "zy"));
+        assert!(matches("*", ""));
+        assert!(matches("a*b*c", "aXbYbZc"));
+        assert!(!matches("a*b*c", "aXbYbZ"));
+    }
+
+    #[test]
+    fn a_target_is_met_only_on_the_right_side_of_its_threshold() {
+        let t = target("single thread: time vs buffer_sv2");
+        let at = |v| t.check(&[row("pool", "single.buffer_pool.t_vs_buffer_sv2", v)]);
+        assert_eq!(at(0.29).status, Status::Met);
+        assert_eq!(at(0.30).status, Status::Met);
+        assert_eq!(at(0.31).status, Status::Missed);
+        assert_eq!(at(0.29).value, Some(0.29));
+
+        let t = target("batches of 64: rate vs rtrb");
+        let at = |v| t.check(&[row("spsc", "batch64.uring_queue.rate_vs_rtrb", v)]);
+        assert_eq!(at(1.06).status, Status::Met);
+        assert_eq!(at(0.99).status, Status::Missed);
+    }
+
+    #[test]
+    fn an_absent_row_is_not_measured_never_met() {
+        for t in TARGETS {
+            let o = t.check(&[]);
+            assert_eq!(o.status, Status::NotMeasured, "{}", t.label);
+            assert_eq!(o.value, None);
+        }
+        // A row of the right name in another suite does not count.
+        let t = target("batches of 64: rate vs rtrb");
+        let o = t.check(&[row("ipc", "batch64.uring_queue.rate_vs_rtrb", 2.0)]);
+        assert_eq!(o.status, Status::NotMeasured);
+        // Nor does a row of another variant or test.
+        let o = t.check(&[row("spsc", "batch64.ringbuf.rate_vs_rtrb", 2.0)]);
+        assert_eq!(o.status, Status::NotMeasured);
+        // Nor a value that is not a number.
+        let o = t.check(&[row("spsc", "batch64.uring_queue.rate_vs_rtrb", f64::NAN)]);
+        assert_eq!(o.status, Status::NotMeasured);
+    }
+
+    #[test]
+    fn a_quotient_is_used_only_when_no_dedicated_row_exists() {
+        let t = target("4 MiB round trip: time vs a memcpy each way");
+        let rows = [
+            row("ipc", "4MiB.uring.median", 300.0),
+            row("ipc", "4MiB.memcpy.median", 200.0),
+        ];
+        let o = t.check(&rows);
+        assert_eq!(o.status, Status::Met);
+        assert_eq!(o.value, Some(1.5));
+        assert_eq!(
+            o.from.as_deref(),
+            Some("4MiB.uring.median / 4MiB.memcpy.median")
+        );
+        // Half the quotient: only one side present.
+        assert_eq!(t.check(&rows[..1]).status, Status::NotMeasured);
+        // A dedicated row wins over the quotient.
+        let mut with_row = rows.to_vec();
+        with_row.push(row("ipc", "4MiB.uring.t_vs_memcpy2", 2.5));
+        let o = t.check(&with_row);
+        assert_eq!(o.status, Status::Missed);
+        assert_eq!(o.value, Some(2.5));
+    }
+
+    #[test]
+    fn every_target_reads_rows_the_current_suites_print() {
+        // Row names taken from a quick run of the suites that exist today;
+        // targets for suites still being built (ipc, the async batch rows,
+        // the deferred spsc row) are covered by the tests above.
+        let today = [
+            ("pool", "single.buffer_pool.t_vs_buffer_sv2"),
+            ("pool", "single.buffer_pool.t_vs_vec"),
+            ("pool", "held_10us.buffer_pool.t_vs_buffer_sv2"),
+            ("pool", "held_1ms.buffer_pool_64.t_vs_sv2_system_memory"),
+            ("spsc", "elementwise.uring_queue.rate_vs_rtrb"),
+            ("spsc", "batch64.uring_queue.rate_vs_rtrb"),
+            ("spsc", "roundtrip.uring_queue.t_vs_rtrb"),
+            ("batch", "syscall.crate64.rate_vs_raw64"),
+            ("batch", "syscall.crate_structs.rate_vs_single_structs"),
+            ("batch", "file.read_iter.t_vs_ceiling"),
+        ];
+        let rows: Vec<Row> = today.iter().map(|(s, n)| row(s, n, 1.0)).collect();
+        let measured = TARGETS
+            .iter()
+            .filter(|t| t.check(&rows).status != Status::NotMeasured)
+            .count();
+        assert_eq!(measured, today.len());
+    }
+
+    #[test]
+    fn one_in_flight_targets_ignore_the_64_in_flight_rows() {
+        let t = target("4 MiB round trip: time vs a memcpy each way");
+        let rows = [row("ipc", "4MiB.inflight64.uring.t_vs_memcpy2", 0.5)];
+        assert_eq!(t.check(&rows).status, Status::NotMeasured);
+        let t = target("4 B round trip: time vs UnixStream");
+        let rows = [
+            row("ipc", "4B.inflight64.uring.t_vs_unix", 0.01),
+            row("ipc", "4B.uring_queue.t_vs_unix", 0.2),
+        ];
+        let o = t.check(&rows);
+        assert_eq!(o.status, Status::Missed);
+        assert_eq!(o.from.as_deref(), Some("4B.uring_queue.t_vs_unix"));
+    }
+
+    #[test]
+    fn async_reader_targets_read_the_batch_suite_rows() {
+        let bare = target("auto-batching async reader: rate vs a bare call");
+        let chan = target("auto-batching async reader: rate vs one async channel");
+        let rows = [
+            row("batch", "seed.channel_async.rate_vs_bare", 0.04),
+            row("batch", "seed.auto_reader.rate_vs_bare", 0.16),
+            row("batch", "seed.auto_reader_x8.rate_vs_bare", 0.5),
+        ];
+        let o = bare.check(&rows);
+        assert_eq!((o.status, o.value), (Status::Met, Some(0.16)));
+        // No dedicated row: the quotient of the two rate-vs-bare rows.
+        let o = chan.check(&rows);
+        assert_eq!(o.status, Status::Met);
+        assert!((o.value.unwrap() - 4.0).abs() < 1e-9);
+        let mut with_row = rows.to_vec();
+        with_row.push(row("batch", "seed.auto_reader.rate_vs_channel_async", 2.9));
+        assert_eq!(chan.check(&with_row).status, Status::Missed);
+    }
+
+    #[test]
+    fn ours_marks_workspace_variants_only() {
+        assert!(is_ours("spsc", "uring_queue"));
+        assert!(is_ours("spsc", "uring_queue_deferred"));
+        assert!(!is_ours("spsc", "rtrb"));
+        assert!(is_ours("pool", "buffer_pool_64"));
+        assert!(!is_ours("pool", "buffer_sv2"));
+        assert!(is_ours("batch", "read_iter"));
+        assert!(!is_ours("batch", "ceiling"));
+    }
+}
