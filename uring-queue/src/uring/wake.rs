@@ -135,10 +135,11 @@ impl WakeFlag {
             return false;
         }
         // Clear before waking: a waiter between its re-check and its wait
-        // then finds the word changed and does not sleep.
-        if self.0.swap(0, Ordering::SeqCst) != ARMED {
-            return false;
-        }
+        // then finds the word changed and does not sleep. A plain store, not
+        // a swap (targets without compare-and-swap need no emulation): if
+        // the waiter disarmed and armed again meanwhile, it just gets an
+        // early wake and re-checks.
+        self.0.store(0, Ordering::Relaxed);
         notifier.wake(self);
         true
     }
