@@ -9,10 +9,14 @@
 //! ```
 
 #[cfg(target_os = "linux")]
+extern crate alloc;
+
+#[cfg(target_os = "linux")]
 fn main() {
+    use core::time::Duration;
     use std::os::fd::AsRawFd;
     use std::process::Command;
-    use std::time::{Duration, Instant};
+    use std::time::Instant;
     use uring_queue::SharedMemory;
     use uring_queue::uring::{Client, Config, Futex, Request, Uring};
 
@@ -94,7 +98,7 @@ fn main() {
 
     // Pipelined: 64 small requests in flight, answered in order.
     let n = 200_000u32;
-    let mut pending = std::collections::VecDeque::new();
+    let mut pending = alloc::collections::VecDeque::new();
     let start = Instant::now();
     for i in 0..n {
         if pending.len() == SLOTS {

@@ -160,7 +160,7 @@ impl WakeFlag {
 }
 
 /// How a side parks and wakes its peer: no_std, so the platform decides
-/// (a futex under Linux, [`Futex`](super::Futex); an RTOS event; or
+/// (a futex under Linux, `Futex` with `std`; an RTOS event; or
 /// [`Spin`]). Also the platform's view of processes, for liveness.
 ///
 /// # Examples
