@@ -788,6 +788,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
         slot.payload = request.payload;
         slot.response = request.response;
         self.link.server.wake.notify(&inner.notifier);
+        self.link.client.beat();
         Ok(Ticket {
             index,
             generation,

@@ -258,8 +258,9 @@ pub struct Options {
     /// The peer is gone once its heartbeat word has not moved for this many
     /// consecutive empty park rounds. `None`: heartbeats are not watched
     /// (close flags, epochs and the [`Notifier`]'s process view still are).
-    /// A side beats once per park round and once per request it handles, so
-    /// choose more rounds than the longest request takes to handle.
+    /// A side beats once per park round and once per request it submits
+    /// (client) or receives (server), so choose more rounds than the
+    /// longest request takes to handle.
     pub stale_after: Option<u32>,
 }
 
