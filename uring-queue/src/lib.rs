@@ -22,6 +22,7 @@ mod raw;
 mod region;
 #[cfg(all(feature = "std", target_os = "linux", not(loom)))]
 mod shm;
+pub mod uring;
 
 pub use consumer::{Consumer, ReadChunk};
 #[cfg(all(feature = "std", target_os = "linux", not(loom)))]
