@@ -22,13 +22,13 @@ mod region;
 #[cfg(all(feature = "std", target_os = "linux", not(loom)))]
 mod shm;
 
-pub use consumer::{Consumer, ReadChunk};
+pub use consumer::{Batch, Consumer, ReadChunk};
 pub use error::{CapacityError, Error, RegionError};
 pub use frame::{Frame, FrameConsumer, FrameGrant, FrameProducer, RecordHeader};
 #[cfg(feature = "alloc")]
 pub use heap::HeapRing;
 pub use inline::Ring;
-pub use producer::{Producer, WriteChunk};
+pub use producer::{Producer, PushError, WriteChunk};
 pub use raw::MAX_CAPACITY;
 #[cfg(not(loom))]
 pub use region::{MAGIC, REGION_ALIGN, Region, SharedRing, VERSION};

@@ -6,7 +6,8 @@ extern crate alloc;
 
 use alloc::collections::VecDeque;
 use uring_queue::{
-    Consumer, Error, FrameConsumer, FrameProducer, HeapRing, Producer, Region, Ring, SharedRing,
+    Consumer, Error, FrameConsumer, FrameProducer, HeapRing, Producer, PushError, Region, Ring,
+    SharedRing,
 };
 
 const CAP: usize = 8;
@@ -58,7 +59,7 @@ fn check(ops: &[Op], tx: &mut Producer<'_, u16>, rx: &mut Consumer<'_, u16>) {
                     assert_eq!(got, Ok(()));
                     model.push_back(*v);
                 } else {
-                    assert_eq!(got, Err(Error::Full));
+                    assert_eq!(got, Err(PushError::Full(*v)));
                 }
             }
             Op::PushSlice(vs) => {

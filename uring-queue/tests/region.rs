@@ -4,7 +4,7 @@
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicU32, Ordering};
 use uring_queue::{
-    Error, FrameConsumer, FrameProducer, RecordHeader, Region, RegionError, SharedRing,
+    Error, FrameConsumer, FrameProducer, PushError, RecordHeader, Region, RegionError, SharedRing,
 };
 
 /// Memory for tests: 8-byte aligned, zeroed, reached only through `ptr`.
@@ -250,13 +250,13 @@ fn a_head_outside_its_window_is_corruption_for_the_producer() {
         .unwrap()
         .into_producer();
     tx.push_slice(&[1, 2, 3, 4]).unwrap();
-    assert_eq!(tx.push(5), Err(Error::Full));
+    assert_eq!(tx.push(5), Err(PushError::Full(5)));
     // The head jumps past the tail: the producer must not believe in free room.
     mem.poke(HEAD, 9);
     assert_eq!(tx.len(), 4);
-    assert_eq!(tx.push(5), Err(Error::Corrupted));
+    assert_eq!(tx.push(5), Err(PushError::Corrupted(5)));
     mem.poke(HEAD, 4);
-    assert_eq!(tx.push(5), Err(Error::Corrupted));
+    assert_eq!(tx.push(5), Err(PushError::Corrupted(5)));
     assert_eq!(tx.push_slice(&[]), Err(Error::Corrupted));
     assert_eq!(tx.write_chunk(1).unwrap_err(), Error::Corrupted);
     // Even a request that could never fit reports the latch first.
