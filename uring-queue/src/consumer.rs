@@ -21,7 +21,7 @@ use core::{fmt, slice};
 ///
 /// With `K > 1` (a *deferred-release* consumer, from
 /// [`Ring::split_deferred`](crate::Ring::split_deferred),
-/// [`HeapRing::new_deferred`](crate::HeapRing::new_deferred) or
+/// `HeapRing::new_deferred` (feature `alloc`) or
 /// [`SharedRing::into_deferred_consumer`](crate::SharedRing::into_deferred_consumer)),
 /// `pop` publishes only every `K`-th head. It also publishes whenever a read
 /// finds the ring empty, on [`release`](Self::release), when a
