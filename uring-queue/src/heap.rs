@@ -140,12 +140,12 @@ impl<T: Send> HeapRing<T> {
     /// ```
     /// let (mut tx, mut rx) = uring_queue::HeapRing::<u64>::new_deferred::<32>(1024).unwrap();
     /// let t = std::thread::spawn(move || {
-    ///     for i in 0..10_000u64 {
+    ///     for i in 0..1_000u64 {
     ///         while tx.push(i).is_err() {}
     ///     }
     /// });
     /// let mut next = 0;
-    /// while next < 10_000 {
+    /// while next < 1_000 {
     ///     if let Ok(v) = rx.pop() {
     ///         assert_eq!(v, next);
     ///         next += 1;

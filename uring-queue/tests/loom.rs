@@ -187,25 +187,25 @@ fn push_yielding<T>(tx: &mut uring_queue::Producer<'static, T>, mut value: T) {
     }
 }
 
-/// Pool slices handed through the ring: the producer writes each message into
-/// pool memory the consumer may just have returned by dropping an earlier
-/// slice. Both crates' memory is loom-tracked, so a write into returned bytes
-/// not ordered after the consumer's reads fails the model, as does a double
-/// free or a leak of a slice left behind.
+/// Pool slices handed through the ring: the producer writes its second
+/// message into pool memory the consumer may just have returned by dropping
+/// the first slice (the pool holds one message; if the first is not back yet,
+/// the second goes to system memory). Both crates' memory is loom-tracked, so
+/// a write into returned bytes not ordered after the consumer's reads fails
+/// the model, as does a double free or a leak. A one-slot ring also makes the
+/// second push wait for the consumer's pop.
 #[test]
 fn pool_slices_cross_the_ring() {
     loom::model(|| {
-        let (mut tx, mut rx) = HeapRing::<Slice>::new(2).unwrap();
+        let (mut tx, mut rx) = HeapRing::<Slice>::new(1).unwrap();
         let producer = thread::spawn(move || {
-            // Room for two 2-byte messages: the third reuses returned memory
-            // (or falls back to system memory if none is back yet).
-            let mut pool = BufferPool::new(4);
-            for seq in 0..3u8 {
+            let mut pool = BufferPool::new(2);
+            for seq in 0..2u8 {
                 pool.get_writable(2).copy_from_slice(&[seq, !seq]);
                 push_yielding(&mut tx, pool.get_data_owned());
             }
         });
-        for seq in 0..3u8 {
+        for seq in 0..2u8 {
             let slice = loop {
                 match rx.pop() {
                     Ok(s) => break s,
