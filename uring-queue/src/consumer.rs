@@ -261,7 +261,8 @@ impl<'a, T, const K: usize> Consumer<'a, T, K> {
     /// # Examples
     ///
     /// ```
-    /// let (mut tx, mut rx) = uring_queue::HeapRing::<u8>::new_deferred::<8>(16).unwrap();
+    /// let mut ring = uring_queue::Ring::<u8, 16>::new();
+    /// let (mut tx, mut rx) = ring.split_deferred::<8>();
     /// tx.push_slice(&[0; 10]).unwrap();
     /// for _ in 0..3 {
     ///     rx.pop().unwrap();
@@ -739,7 +740,8 @@ impl<T: Copy> ReadChunk<'_, T> {
 /// # Examples
 ///
 /// ```
-/// let (mut tx, mut rx) = uring_queue::HeapRing::<u32>::new(8).unwrap();
+/// let mut ring = uring_queue::Ring::<u32, 8>::new();
+/// let (mut tx, mut rx) = ring.split();
 /// tx.push_slice(&[1, 2, 3]).unwrap();
 /// let sum: u32 = rx.batch().unwrap().sum();
 /// assert_eq!(sum, 6);
@@ -764,7 +766,8 @@ impl<T, const K: usize> Batch<'_, '_, T, K> {
     /// # Examples
     ///
     /// ```
-    /// let (mut tx, mut rx) = uring_queue::HeapRing::<u8>::new(4).unwrap();
+    /// let mut ring = uring_queue::Ring::<u8, 4>::new();
+    /// let (mut tx, mut rx) = ring.split();
     /// tx.push_slice(&[1, 2, 3]).unwrap();
     /// let mut batch = rx.batch().unwrap();
     /// batch.next();
