@@ -165,8 +165,8 @@ fn elementwise(m: u64, rounds: usize) {
         )
     });
     c.variant("uring_queue_deferred", || {
-        let (mut tx, mut rx) = uring_queue::HeapRing::<u64>::new_deferred::<DEFERRED_K>(CAP)
-            .expect("power of two");
+        let (mut tx, mut rx) =
+            uring_queue::HeapRing::<u64>::new_deferred::<DEFERRED_K>(CAP).expect("power of two");
         timed_pair(
             move || push_each(m, |v| tx.push(v).is_ok()),
             move || pop_each(m, || rx.pop().ok()),
