@@ -81,6 +81,7 @@ fuzz_target!(|input: Input| {
     }
     if let Ok(ring) = SharedRing::<u64>::attach(mem.region()) {
         assert!(ring.capacity().is_power_of_two());
+        assert!((1..=ring.capacity()).contains(&ring.release_every()));
         // The peer chose the indices: the slots hold no values we sent.
         exercise(&mem, ring, &input, true);
     }
@@ -148,7 +149,7 @@ fn elements(
         }
         match *action {
             Action::Push | Action::Send(_) => {
-                let r = tx.push(sent);
+                let r = tx.push(sent).map_err(Error::from);
                 latched(&mut tx_bad, &r);
                 sent += r.is_ok() as u64;
             }

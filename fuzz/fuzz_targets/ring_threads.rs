@@ -52,7 +52,7 @@ fn elements(capacity: usize, input: &Input) {
                 match *op {
                     ProducerOp::Push | ProducerOp::Send(_) => match tx.push(next) {
                         Ok(()) => next += 1,
-                        Err(e) => assert_eq!(e, Error::Full),
+                        Err(e) => assert_eq!(e.error(), Error::Full),
                     },
                     ProducerOp::PushSlice(n) => {
                         let batch: Vec<u64> = (next..next + u64::from(n)).collect();

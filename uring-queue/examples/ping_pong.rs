@@ -32,8 +32,8 @@ fn main() -> Result<(), Box<dyn core::error::Error>> {
             match rx.pop() {
                 Ok(v) => {
                     while let Err(e) = tx.push(v) {
-                        if e != Error::Full {
-                            return Err(e.into());
+                        if e.error() != Error::Full {
+                            return Err(Error::from(e).into());
                         }
                         core::hint::spin_loop();
                     }

@@ -3,16 +3,47 @@
 use crate::Error;
 use crate::loom::Ordering;
 use crate::producer::Keep;
-use crate::raw::RawRing;
+use crate::raw::{MAX_CAPACITY, RawRing};
 use core::marker::PhantomData;
 use core::{fmt, slice};
-use zerocopy::{FromBytes, IntoBytes};
 
 /// The reading half of a ring.
 ///
 /// Keeps its own head and a cached copy of the producer's tail; it reads the
 /// shared tail only when the cache says the ring is empty. `Send` but not
 /// `Sync`.
+///
+/// # Release modes
+///
+/// `K` says how often [`pop`](Self::pop) tells the producer that slots are
+/// free again. With `K = 1`, the default, every `pop` publishes the new head
+/// at once: the producer sees a slot free as soon as its element is popped.
+///
+/// With `K > 1` (a *deferred-release* consumer, from
+/// [`Ring::split_deferred`](crate::Ring::split_deferred),
+/// `HeapRing::new_deferred` (feature `alloc`) or
+/// [`SharedRing::into_deferred_consumer`](crate::SharedRing::into_deferred_consumer)),
+/// `pop` publishes only every `K`-th head. It also publishes whenever a read
+/// finds the ring empty, on [`release`](Self::release), when a
+/// [`Batch`] ends, when [`pop_slice`](Self::pop_slice) or a [`ReadChunk`]
+/// commits, and when the consumer is dropped (before it marks itself
+/// closed). Element by element this is faster: the producer finds free slots
+/// in runs, and the consumer's stores stop competing with the producer's
+/// reads for the same cache line.
+///
+/// What the producer is guaranteed: at most `K - 1` popped elements are
+/// unpublished at any time, so `push` never fails while fewer than
+/// `N - K + 1` elements are queued (pushed and not yet popped), `N` being the
+/// capacity. A consumer that keeps reading until the ring is empty releases
+/// everything, so a producer waiting for room is never stuck behind a
+/// consumer that is waiting for elements.
+///
+/// When not to use it: when the two sides count credits, as in
+/// request/response over two rings where a client keeps at most `N`
+/// requests in flight because "a response means a request slot is free".
+/// With deferred release the slot is free only once published, so call
+/// [`release`](Self::release) before every send on the opposite ring and
+/// before waiting, or use the default `K = 1`.
 ///
 /// # Examples
 ///
@@ -43,7 +74,7 @@ use zerocopy::{FromBytes, IntoBytes};
     ),
     repr(align(64))
 )]
-pub struct Consumer<'a, T> {
+pub struct Consumer<'a, T, const K: usize = 1> {
     raw: RawRing<T>,
     head: u32,
     cached_tail: u32,
@@ -55,12 +86,13 @@ pub struct Consumer<'a, T> {
 // SAFETY: the consumer owns the reading side of the protocol; moving it moves
 // that role. Elements arrive from the producer's thread, hence `T: Send`. Not
 // `Sync` (raw pointers), so two threads never read at once.
-unsafe impl<T: Send> Send for Consumer<'_, T> {}
+unsafe impl<T: Send, const K: usize> Send for Consumer<'_, T, K> {}
 
-impl<T> fmt::Debug for Consumer<'_, T> {
+impl<T, const K: usize> fmt::Debug for Consumer<'_, T, K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Consumer")
             .field("capacity", &self.raw.capacity())
+            .field("release_every", &K)
             .field("head", &self.head)
             .field("cached_tail", &self.cached_tail)
             .field("corrupted", &self.corrupted)
@@ -68,11 +100,23 @@ impl<T> fmt::Debug for Consumer<'_, T> {
     }
 }
 
-impl<'a, T: Copy + FromBytes + IntoBytes> Consumer<'a, T> {
+impl<'a, T, const K: usize> Consumer<'a, T, K> {
+    /// `K` as the index type; refuses to compile for `K = 0` or a `K` larger
+    /// than any ring.
+    const RELEASE_EVERY: u32 = {
+        assert!(
+            K >= 1 && K <= MAX_CAPACITY,
+            "release interval must be at least 1 and at most MAX_CAPACITY"
+        );
+        K as u32
+    };
+
     /// # Safety
     ///
-    /// As for `Producer::new`, for the consumer's role.
+    /// As for `Producer::new`, for the consumer's role; `head` must also be
+    /// the head published in the ring.
     pub(crate) unsafe fn new(raw: RawRing<T>, head: u32, tail: u32, keep: Keep<T>) -> Self {
+        let _ = Self::RELEASE_EVERY;
         Self {
             raw,
             head,
@@ -123,6 +167,10 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Consumer<'a, T> {
             return Err(self.latch());
         }
         self.cached_tail = tail;
+        if K > 1 && ready == 0 {
+            // A read found the ring empty: hand every popped slot back.
+            self.release();
+        }
         Ok(ready)
     }
 
@@ -158,10 +206,133 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Consumer<'a, T> {
         if self.available(1)? == 0 {
             return Err(Error::Empty);
         }
-        // SAFETY: the slot at `head` was published, so we own it.
+        // SAFETY: the slot at `head` was published, so we own it; the head
+        // moves past it below, so the moved-out value is never read again.
         let value = unsafe { self.raw.read(self.head) };
-        self.raw.advance_head(&mut self.head, 1);
+        if K == 1 {
+            self.raw.advance_head(&mut self.head, 1);
+        } else {
+            let next = self.head.wrapping_add(1);
+            if next.is_multiple_of(Self::RELEASE_EVERY) {
+                self.raw.publish_head(next);
+            }
+            self.head = next;
+        }
         Ok(value)
+    }
+
+    /// Publishes the head if popped elements are still unpublished (only a
+    /// deferred-release consumer or an abandoned [`Batch`] leaves any);
+    /// otherwise does nothing.
+    ///
+    /// Call it before waiting for the producer (parking, sleeping, blocking on
+    /// another ring), and before anything the producer's progress depends on
+    /// (a response on a second ring, say).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::Ring;
+    ///
+    /// let mut ring = Ring::<u32, 4>::new();
+    /// let (mut tx, mut rx) = ring.split_deferred::<4>();
+    /// tx.push_slice(&[1, 2, 3, 4]).unwrap();
+    /// assert_eq!(rx.pop(), Ok(1));
+    /// // Popped but not yet published: the producer still sees a full ring.
+    /// assert!(tx.is_full());
+    /// rx.release();
+    /// assert_eq!(tx.slots(), 1);
+    /// // Nothing pending: a no-op.
+    /// rx.release();
+    /// assert_eq!(tx.slots(), 1);
+    /// ```
+    #[inline]
+    pub fn release(&mut self) {
+        // Our own line, written only by this half (or, in shared memory, by
+        // a peer breaking the protocol, in which case storing our head again
+        // is what we should do anyway).
+        if self.raw.consumer().index.load(Ordering::Relaxed) != self.head {
+            self.raw.publish_head(self.head);
+        }
+    }
+
+    /// Popped elements not yet published to the producer: always below `K`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut ring = uring_queue::Ring::<u8, 16>::new();
+    /// let (mut tx, mut rx) = ring.split_deferred::<8>();
+    /// tx.push_slice(&[0; 10]).unwrap();
+    /// for _ in 0..3 {
+    ///     rx.pop().unwrap();
+    /// }
+    /// assert_eq!(rx.pending(), 3);
+    /// for _ in 0..5 {
+    ///     rx.pop().unwrap();
+    /// }
+    /// // The eighth pop published.
+    /// assert_eq!(rx.pending(), 0);
+    /// assert_eq!(tx.len(), 2);
+    /// ```
+    #[inline]
+    pub fn pending(&self) -> usize {
+        let published = self.raw.consumer().index.load(Ordering::Relaxed);
+        self.head.wrapping_sub(published).min(self.raw.capacity()) as usize
+    }
+
+    /// The release interval `K` (1 unless deferred).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut ring = uring_queue::Ring::<u8, 64>::new();
+    /// assert_eq!(ring.split().1.release_every(), 1);
+    /// assert_eq!(ring.split_deferred::<32>().1.release_every(), 32);
+    /// ```
+    #[inline]
+    pub const fn release_every(&self) -> usize {
+        K
+    }
+
+    /// Lends the consumer out for popping the elements readable now, without
+    /// publishing the head until the batch ends; then publishes once.
+    ///
+    /// The batch yields, by value, the elements that were readable when it was
+    /// made (one reload of the producer's tail). Elements it did not yield
+    /// stay in the ring. Dropping it publishes the head, as rtrb's
+    /// `ReadChunkIntoIter` does; so does [`Batch::release`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Corrupted`] only; an empty ring gives an empty batch.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut ring = uring_queue::Ring::<String, 8>::new();
+    /// let (mut tx, mut rx) = ring.split();
+    /// for w in ["a", "b", "c"] {
+    ///     tx.push(w.to_string()).unwrap();
+    /// }
+    /// let mut batch = rx.batch().unwrap();
+    /// assert_eq!(batch.len(), 3);
+    /// assert_eq!(batch.next().as_deref(), Some("a"));
+    /// assert_eq!(batch.next().as_deref(), Some("b"));
+    /// // Not published while the batch lives.
+    /// assert_eq!(tx.len(), 3);
+    /// drop(batch);
+    /// assert_eq!(tx.len(), 1);
+    /// assert_eq!(rx.pop().as_deref(), Ok("c"));
+    /// ```
+    #[inline]
+    pub fn batch(&mut self) -> Result<Batch<'_, 'a, T, K>, Error> {
+        let ready = self.available(self.raw.capacity())?;
+        let end = self.head.wrapping_add(ready);
+        Ok(Batch {
+            consumer: self,
+            end,
+        })
     }
 
     /// The oldest element, left in place.
@@ -193,92 +364,6 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Consumer<'a, T> {
         // SAFETY: the slot at `head` is published and ours until the head
         // moves, which needs `&mut self`, so not while this borrow lives.
         Ok(unsafe { &*self.raw.slot(self.head) })
-    }
-
-    /// Moves up to `out.len()` elements into `out`, oldest first, with a single
-    /// publish of the head. Returns how many (0 when empty).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Corrupted`] only.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let mut ring = uring_queue::Ring::<u16, 8>::new();
-    /// let (mut tx, mut rx) = ring.split();
-    /// tx.push_slice(&[1, 2, 3]).unwrap();
-    /// let mut out = [0; 2];
-    /// assert_eq!(rx.pop_slice(&mut out), Ok(2));
-    /// assert_eq!(out, [1, 2]);
-    /// assert_eq!(rx.pop_slice(&mut out), Ok(1));
-    /// assert_eq!(out[0], 3);
-    /// assert_eq!(rx.pop_slice(&mut out), Ok(0));
-    /// ```
-    #[inline]
-    pub fn pop_slice(&mut self, out: &mut [T]) -> Result<usize, Error> {
-        let want = u32::try_from(out.len()).unwrap_or(u32::MAX);
-        let n = self.available(want)?.min(want);
-        if n == 0 {
-            return Ok(0);
-        }
-        let (ptr, first, second) = self.raw.span(self.head, n);
-        self.raw.track(self.head, n, false);
-        // SAFETY: the `n` slots from `head` are published, so ours to read;
-        // `span` keeps both runs in bounds; `out` is the caller's exclusive
-        // slice, so it cannot overlap ring storage.
-        unsafe {
-            out.as_mut_ptr().copy_from_nonoverlapping(ptr, first);
-            out.as_mut_ptr()
-                .add(first)
-                .copy_from_nonoverlapping(self.raw.base(), second);
-        }
-        self.raw.advance_head(&mut self.head, n);
-        Ok(n as usize)
-    }
-
-    /// Lends exactly `n` published elements for reading in place. They are
-    /// released only by [`ReadChunk::commit`].
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Insufficient`] when fewer than `n` are readable,
-    /// [`Error::TooLarge`] when `n` exceeds the capacity, [`Error::Corrupted`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let mut ring = uring_queue::Ring::<u8, 4>::new();
-    /// let (mut tx, mut rx) = ring.split();
-    /// tx.push_slice(b"xyz").unwrap();
-    /// let chunk = rx.read_chunk(2).unwrap();
-    /// assert_eq!(chunk.as_slices(), (&b"xy"[..], &[][..]));
-    /// chunk.commit_all();
-    /// assert_eq!(rx.pop(), Ok(b'z'));
-    /// ```
-    #[inline]
-    pub fn read_chunk(&mut self, n: usize) -> Result<ReadChunk<'_, T>, Error> {
-        if self.corrupted {
-            return Err(Error::Corrupted);
-        }
-        if n > self.capacity() {
-            return Err(Error::TooLarge {
-                max: self.capacity(),
-            });
-        }
-        let n = n as u32;
-        let ready = self.available(n)?;
-        if ready < n {
-            return Err(Error::Insufficient {
-                available: ready as usize,
-            });
-        }
-        self.raw.track(self.head, n, false);
-        Ok(ReadChunk {
-            raw: self.raw,
-            head: &mut self.head,
-            len: n,
-        })
     }
 
     /// Number of readable elements. Reports the ring as empty once it is known
@@ -419,8 +504,100 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Consumer<'a, T> {
     }
 }
 
-impl<T> Drop for Consumer<'_, T> {
+impl<T: Copy, const K: usize> Consumer<'_, T, K> {
+    /// Moves up to `out.len()` elements into `out`, oldest first, with a single
+    /// publish of the head. Returns how many (0 when empty).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Corrupted`] only.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut ring = uring_queue::Ring::<u16, 8>::new();
+    /// let (mut tx, mut rx) = ring.split();
+    /// tx.push_slice(&[1, 2, 3]).unwrap();
+    /// let mut out = [0; 2];
+    /// assert_eq!(rx.pop_slice(&mut out), Ok(2));
+    /// assert_eq!(out, [1, 2]);
+    /// assert_eq!(rx.pop_slice(&mut out), Ok(1));
+    /// assert_eq!(out[0], 3);
+    /// assert_eq!(rx.pop_slice(&mut out), Ok(0));
+    /// ```
+    #[inline]
+    pub fn pop_slice(&mut self, out: &mut [T]) -> Result<usize, Error> {
+        let want = u32::try_from(out.len()).unwrap_or(u32::MAX);
+        let n = self.available(want)?.min(want);
+        if n == 0 {
+            return Ok(0);
+        }
+        let (ptr, first, second) = self.raw.span(self.head, n);
+        self.raw.track(self.head, n, false);
+        // SAFETY: the `n` slots from `head` are published, so ours to read;
+        // `span` keeps both runs in bounds; `out` is the caller's exclusive
+        // slice, so it cannot overlap ring storage.
+        unsafe {
+            out.as_mut_ptr().copy_from_nonoverlapping(ptr, first);
+            out.as_mut_ptr()
+                .add(first)
+                .copy_from_nonoverlapping(self.raw.base(), second);
+        }
+        self.raw.advance_head(&mut self.head, n);
+        Ok(n as usize)
+    }
+
+    /// Lends exactly `n` published elements for reading in place. They are
+    /// released only by [`ReadChunk::commit`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Insufficient`] when fewer than `n` are readable,
+    /// [`Error::TooLarge`] when `n` exceeds the capacity, [`Error::Corrupted`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut ring = uring_queue::Ring::<u8, 4>::new();
+    /// let (mut tx, mut rx) = ring.split();
+    /// tx.push_slice(b"xyz").unwrap();
+    /// let chunk = rx.read_chunk(2).unwrap();
+    /// assert_eq!(chunk.as_slices(), (&b"xy"[..], &[][..]));
+    /// chunk.commit_all();
+    /// assert_eq!(rx.pop(), Ok(b'z'));
+    /// ```
+    #[inline]
+    pub fn read_chunk(&mut self, n: usize) -> Result<ReadChunk<'_, T>, Error> {
+        if self.corrupted {
+            return Err(Error::Corrupted);
+        }
+        if n > self.capacity() {
+            return Err(Error::TooLarge {
+                max: self.capacity(),
+            });
+        }
+        let n = n as u32;
+        let ready = self.available(n)?;
+        if ready < n {
+            return Err(Error::Insufficient {
+                available: ready as usize,
+            });
+        }
+        self.raw.track(self.head, n, false);
+        Ok(ReadChunk {
+            raw: self.raw,
+            head: &mut self.head,
+            len: n,
+        })
+    }
+}
+
+impl<T, const K: usize> Drop for Consumer<'_, T, K> {
     fn drop(&mut self) {
+        // The head first, then the flag: a producer (or a ring being dropped)
+        // that sees the flag sees the final head, and never a popped element
+        // as still queued.
+        self.release();
         // Release: every read of a slot happened before the producer sees this.
         self.raw.consumer().closed.store(1, Ordering::Release);
     }
@@ -457,7 +634,7 @@ impl<T> fmt::Debug for ReadChunk<'_, T> {
     }
 }
 
-impl<T: Copy + FromBytes + IntoBytes> ReadChunk<'_, T> {
+impl<T: Copy> ReadChunk<'_, T> {
     /// The lent elements in order: before the end of the storage, and wrapped
     /// to its start (often empty).
     ///
@@ -554,5 +731,85 @@ impl<T: Copy + FromBytes + IntoBytes> ReadChunk<'_, T> {
     pub fn commit_all(self) {
         let n = self.len as usize;
         self.commit(n);
+    }
+}
+
+/// Elements lent by [`Consumer::batch`], yielded by value; the head is
+/// published once, when the batch is dropped.
+///
+/// # Examples
+///
+/// ```
+/// let mut ring = uring_queue::Ring::<u32, 8>::new();
+/// let (mut tx, mut rx) = ring.split();
+/// tx.push_slice(&[1, 2, 3]).unwrap();
+/// let sum: u32 = rx.batch().unwrap().sum();
+/// assert_eq!(sum, 6);
+/// assert!(tx.is_empty());
+/// ```
+#[must_use = "a batch yields nothing unless iterated"]
+pub struct Batch<'c, 'a, T, const K: usize = 1> {
+    consumer: &'c mut Consumer<'a, T, K>,
+    /// One past the last element readable when the batch was made.
+    end: u32,
+}
+
+impl<T, const K: usize> fmt::Debug for Batch<'_, '_, T, K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Batch").field("len", &self.len()).finish()
+    }
+}
+
+impl<T, const K: usize> Batch<'_, '_, T, K> {
+    /// Publishes the head now (the batch goes on).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut ring = uring_queue::Ring::<u8, 4>::new();
+    /// let (mut tx, mut rx) = ring.split();
+    /// tx.push_slice(&[1, 2, 3]).unwrap();
+    /// let mut batch = rx.batch().unwrap();
+    /// batch.next();
+    /// assert_eq!(tx.len(), 3);
+    /// batch.release();
+    /// assert_eq!(tx.len(), 2);
+    /// ```
+    #[inline]
+    pub fn release(&mut self) {
+        self.consumer.release();
+    }
+}
+
+impl<T, const K: usize> Iterator for Batch<'_, '_, T, K> {
+    type Item = T;
+
+    #[inline]
+    fn next(&mut self) -> Option<T> {
+        let head = self.consumer.head;
+        if head == self.end {
+            return None;
+        }
+        // SAFETY: `head` lies in `[head, end)`, published when the batch was
+        // made; the batch borrows the consumer mutably, so it alone reads the
+        // slot, and the head moves past it at once, so the moved-out value is
+        // never read again.
+        let value = unsafe { self.consumer.raw.read(head) };
+        self.consumer.head = head.wrapping_add(1);
+        Some(value)
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.end.wrapping_sub(self.consumer.head) as usize;
+        (n, Some(n))
+    }
+}
+
+impl<T, const K: usize> ExactSizeIterator for Batch<'_, '_, T, K> {}
+
+impl<T, const K: usize> Drop for Batch<'_, '_, T, K> {
+    fn drop(&mut self) {
+        self.consumer.release();
     }
 }

@@ -14,7 +14,7 @@ use core::fmt;
 /// assert_eq!(rx.pop(), Err(Error::Empty));
 /// tx.push(1).unwrap();
 /// tx.push(2).unwrap();
-/// assert_eq!(tx.push(3), Err(Error::Full));
+/// assert_eq!(tx.push(3).map_err(Error::from), Err(Error::Full));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Error {
@@ -144,6 +144,15 @@ pub enum RegionError {
         /// Element alignment recorded in the header.
         align: u32,
     },
+    /// A release interval (how many pops a consumer may leave unpublished)
+    /// that is zero or above its limit: the capacity, for one recorded in a
+    /// header or asked of `init_deferred`; the recorded one, for a consumer.
+    ReleaseInterval {
+        /// The interval found or asked for.
+        found: usize,
+        /// The largest one allowed here.
+        max: usize,
+    },
     /// The capacity is zero or not a power of two.
     CapacityNotPowerOfTwo {
         /// The capacity found or asked for.
@@ -179,6 +188,9 @@ impl fmt::Display for RegionError {
                     f,
                     "region holds elements of size {size} and alignment {align}"
                 )
+            }
+            Self::ReleaseInterval { found, max } => {
+                write!(f, "release interval {found} is not within 1..={max}")
             }
             Self::CapacityNotPowerOfTwo { capacity } => {
                 write!(f, "capacity {capacity} is not a power of two")

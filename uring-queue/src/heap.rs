@@ -1,5 +1,6 @@
 //! Storage on the heap, shared by the two halves through an `Arc`.
 
+use crate::loom::Ordering;
 use crate::loom::{AccessTracker, Arc, UnsafeCell};
 use crate::raw::{CachePadded, Geometry, IndexLine, MAX_CAPACITY, RawRing};
 use crate::{CapacityError, Consumer, Producer};
@@ -7,8 +8,8 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::fmt;
 use core::marker::PhantomData;
+use core::mem::MaybeUninit;
 use core::ptr::NonNull;
-use zerocopy::{FromBytes, IntoBytes};
 
 /// Heap storage of one ring, freed when both halves are gone.
 #[repr(C)]
@@ -19,19 +20,40 @@ pub(crate) struct Storage<T> {
     /// after the two padded lines, so on a line neither half writes.
     geometry: Geometry<T>,
     /// From `Box::into_raw`, freed in `Drop`. Raw so that the halves' pointers
-    /// into it are never invalidated by a move of an owning `Box`.
-    slots: NonNull<[UnsafeCell<T>]>,
+    /// into it are never invalidated by a move of an owning `Box`. Zeroed
+    /// bytes at first; a slot holds a live `T` exactly when it lies in
+    /// `[head, tail)`.
+    slots: NonNull<[UnsafeCell<MaybeUninit<T>>]>,
     trackers: NonNull<[AccessTracker]>,
 }
 
-// SAFETY: the slots are plain data reached only through the SPSC protocol;
-// sharing the storage between the two halves' threads is what it is for.
+// SAFETY: the slots are reached only through the SPSC protocol, which moves
+// each element from the producer's thread to the consumer's (hence
+// `T: Send`); sharing the storage between the halves is what it is for.
 unsafe impl<T: Send> Send for Storage<T> {}
 // SAFETY: as above: concurrent access goes through atomics and disjoint slots.
 unsafe impl<T: Send> Sync for Storage<T> {}
 
 impl<T> Drop for Storage<T> {
     fn drop(&mut self) {
+        // The last half is gone (each holds an `Arc` of this), and a consumer
+        // publishes its final head before it closes; the check guards the
+        // unreachable case of a consumer that never closed.
+        if core::mem::needs_drop::<T>() && self.consumer.0.closed.load(Ordering::Acquire) != 0 {
+            let tail = self.producer.0.index.load(Ordering::Acquire);
+            let head = self.consumer.0.index.load(Ordering::Acquire);
+            let live = tail.wrapping_sub(head);
+            let capacity = self.slots.len();
+            if live as usize <= capacity {
+                for k in 0..live {
+                    let i = (head.wrapping_add(k) as usize) & (capacity - 1);
+                    // SAFETY: no half is left, so nothing else touches the
+                    // slots; `i < capacity`; slots in `[head, tail)` hold live
+                    // elements that nothing else drops, each dropped once here.
+                    unsafe { (*self.slots.as_ptr())[i].get_mut().assume_init_drop() };
+                }
+            }
+        }
         // SAFETY: both came from `Box::into_raw` in `HeapRing::new` and are
         // freed only here, once no half (and so no pointer use) is left.
         unsafe {
@@ -43,6 +65,9 @@ impl<T> Drop for Storage<T> {
 
 /// A ring on the heap: [`HeapRing::new`] returns its two halves, which own it
 /// together (`'static`, so they can move to spawned threads).
+///
+/// Any `T: Send` goes through: elements are moved in and out, and those still
+/// in the ring when the last half is dropped are dropped with it, once each.
 ///
 /// # Examples
 ///
@@ -74,8 +99,8 @@ impl<T> fmt::Debug for HeapRing<T> {
     }
 }
 
-impl<T: Copy + FromBytes + IntoBytes + Send> HeapRing<T> {
-    /// Allocates a ring of `capacity` zeroed slots and returns its halves.
+impl<T: Send> HeapRing<T> {
+    /// Allocates a ring of `capacity` slots and returns its halves.
     ///
     /// # Errors
     ///
@@ -100,14 +125,45 @@ impl<T: Copy + FromBytes + IntoBytes + Send> HeapRing<T> {
     pub fn new(
         capacity: usize,
     ) -> Result<(Producer<'static, T>, Consumer<'static, T>), CapacityError> {
+        Self::new_deferred::<1>(capacity)
+    }
+
+    /// As [`new`](Self::new), with a deferred-release consumer that publishes
+    /// its head every `K` pops (see [`Consumer`], "Release modes").
+    ///
+    /// # Errors
+    ///
+    /// As for [`new`](Self::new).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (mut tx, mut rx) = uring_queue::HeapRing::<u64>::new_deferred::<32>(1024).unwrap();
+    /// let t = std::thread::spawn(move || {
+    ///     for i in 0..1_000u64 {
+    ///         while tx.push(i).is_err() {}
+    ///     }
+    /// });
+    /// let mut next = 0;
+    /// while next < 1_000 {
+    ///     if let Ok(v) = rx.pop() {
+    ///         assert_eq!(v, next);
+    ///         next += 1;
+    ///     }
+    /// }
+    /// t.join().unwrap();
+    /// ```
+    pub fn new_deferred<const K: usize>(
+        capacity: usize,
+    ) -> Result<(Producer<'static, T>, Consumer<'static, T, K>), CapacityError> {
         if !capacity.is_power_of_two() {
             return Err(CapacityError::NotPowerOfTwo { capacity });
         }
         if capacity > MAX_CAPACITY {
             return Err(CapacityError::TooLarge { capacity });
         }
-        let slots: Box<[UnsafeCell<T>]> = (0..capacity)
-            .map(|_| UnsafeCell::new(T::new_zeroed()))
+        let slots: Box<[UnsafeCell<MaybeUninit<T>>]> = (0..capacity)
+            .map(|_| UnsafeCell::new(MaybeUninit::zeroed()))
             .collect::<Vec<_>>()
             .into_boxed_slice();
         #[cfg(loom)]
@@ -132,7 +188,7 @@ impl<T: Copy + FromBytes + IntoBytes + Send> HeapRing<T> {
         // SAFETY: the lines and the geometry live in the `Arc`'s allocation
         // and the slots in their own, all kept alive by the `Arc` clones the
         // halves hold, and the geometry is never written again; the slots are
-        // `capacity` contiguous zeroed (valid) `T`s; the trackers are
+        // `capacity` contiguous `T` slots, none live yet; the trackers are
         // `capacity` long under loom and zero-sized otherwise; the indices
         // start equal; and this is the only producer and consumer.
         unsafe {

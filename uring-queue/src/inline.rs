@@ -4,14 +4,16 @@ use crate::loom::{AccessTracker, Ordering, UnsafeCell};
 use crate::raw::{CachePadded, Geometry, IndexLine, MAX_CAPACITY, RawRing};
 use crate::{Consumer, Producer};
 use core::fmt;
+use core::mem::MaybeUninit;
 use core::ptr::{NonNull, addr_of_mut};
-use zerocopy::{FromBytes, IntoBytes};
 
 /// A ring of `N` elements stored inline. `N` must be a power of two no larger
 /// than [`MAX_CAPACITY`]; anything else fails to compile.
 ///
 /// [`split`](Self::split) lends out the two halves; once both are dropped it
-/// can be split again and unread elements are still there.
+/// can be split again and unread elements are still there. Any `T: Send`
+/// goes through: elements are moved in and out, and those still in the ring
+/// when it is dropped are dropped with it, once each.
 ///
 /// # Examples
 ///
@@ -50,12 +52,14 @@ pub struct Ring<T, const N: usize> {
     geometry: CachePadded<Geometry<T>>,
     producer: CachePadded<IndexLine>,
     consumer: CachePadded<IndexLine>,
-    slots: [UnsafeCell<T>; N],
+    /// Initialised (zeroed) bytes from the start; a slot holds a live `T`
+    /// exactly when it lies in `[head, tail)`.
+    slots: [UnsafeCell<MaybeUninit<T>>; N],
     trackers: [AccessTracker; N],
 }
 
-// SAFETY: the slots are plain data only touched through the halves, which
-// borrow the ring; sending the ring sends its elements, hence `T: Send`.
+// SAFETY: the slots are only touched through the halves, which borrow the
+// ring; sending the ring sends its elements, hence `T: Send`.
 unsafe impl<T: Send, const N: usize> Send for Ring<T, N> {}
 
 impl<T, const N: usize> fmt::Debug for Ring<T, N> {
@@ -66,7 +70,7 @@ impl<T, const N: usize> fmt::Debug for Ring<T, N> {
     }
 }
 
-impl<T: Copy + FromBytes + IntoBytes, const N: usize> Ring<T, N> {
+impl<T, const N: usize> Ring<T, N> {
     const CAPACITY: u32 = {
         assert!(
             N.is_power_of_two() && N <= MAX_CAPACITY,
@@ -75,7 +79,8 @@ impl<T: Copy + FromBytes + IntoBytes, const N: usize> Ring<T, N> {
         N as u32
     };
 
-    /// An empty ring. Slots start zeroed, a valid value of every `T` here.
+    /// An empty ring. Slot bytes start zeroed, so for plain-old-data `T` a
+    /// write chunk lends zeros until the slots are written.
     ///
     /// # Examples
     ///
@@ -97,9 +102,10 @@ impl<T: Copy + FromBytes + IntoBytes, const N: usize> Ring<T, N> {
             )),
             producer: CachePadded(IndexLine::new()),
             consumer: CachePadded(IndexLine::new()),
-            // SAFETY: `T: FromBytes` (so `FromZeros`): all-zero bytes are a
-            // valid `T`, and `UnsafeCell<T>` has `T`'s layout.
-            slots: unsafe { core::mem::MaybeUninit::zeroed().assume_init() },
+            // SAFETY: an array of `UnsafeCell<MaybeUninit<T>>` needs no
+            // initialisation at all; zeroing it makes every byte initialised,
+            // which write chunks of `FromBytes` elements rely on.
+            slots: unsafe { MaybeUninit::zeroed().assume_init() },
             trackers: [AccessTracker; N],
         }
     }
@@ -115,7 +121,7 @@ impl<T: Copy + FromBytes + IntoBytes, const N: usize> Ring<T, N> {
             )),
             producer: CachePadded(IndexLine::new()),
             consumer: CachePadded(IndexLine::new()),
-            slots: core::array::from_fn(|_| UnsafeCell::new(T::new_zeroed())),
+            slots: core::array::from_fn(|_| UnsafeCell::new(MaybeUninit::zeroed())),
             trackers: core::array::from_fn(|_| AccessTracker::new()),
         }
     }
@@ -147,6 +153,36 @@ impl<T: Copy + FromBytes + IntoBytes, const N: usize> Ring<T, N> {
     /// assert_eq!(rx.pop(), Ok(1));
     /// ```
     pub fn split(&mut self) -> (Producer<'_, T>, Consumer<'_, T>) {
+        self.split_deferred::<1>()
+    }
+
+    /// Lends out the producer and a deferred-release consumer, which publishes
+    /// its head every `K` pops (see [`Consumer`], "Release modes"). `K = 1` is
+    /// [`split`](Self::split).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut ring = uring_queue::Ring::<u32, 8>::new();
+    /// let (mut tx, mut rx) = ring.split_deferred::<4>();
+    /// tx.push_slice(&[0; 8]).unwrap();
+    /// for _ in 0..3 {
+    ///     rx.pop().unwrap();
+    /// }
+    /// // Three popped, none published yet: the producer still sees no room.
+    /// assert!(tx.push(9).is_err());
+    /// rx.pop().unwrap();
+    /// // The fourth pop published all four.
+    /// assert_eq!(tx.slots(), 4);
+    /// ```
+    ///
+    /// `K = 0` does not compile:
+    ///
+    /// ```compile_fail
+    /// let mut ring = uring_queue::Ring::<u32, 8>::new();
+    /// let _ = ring.split_deferred::<0>();
+    /// ```
+    pub fn split_deferred<const K: usize>(&mut self) -> (Producer<'_, T>, Consumer<'_, T, K>) {
         let cap = Self::CAPACITY;
         // Halves dropped earlier marked themselves closed; these are new ones.
         self.producer.0.closed.store(0, Ordering::Relaxed);
@@ -158,10 +194,11 @@ impl<T: Copy + FromBytes + IntoBytes, const N: usize> Ring<T, N> {
         // valid and non-null, and stay so for the borrow the halves carry; no
         // half exists yet, so writing the geometry races with nothing, and
         // none is written again while the halves (which borrow the ring)
-        // exist. The slots array holds `N` contiguous initialised `T`s
-        // (`UnsafeCell` is `repr(transparent)`), and `trackers` holds `N`
-        // trackers. Indices were last written by halves of this ring, so
-        // `tail - head <= N`.
+        // exist. The slots array holds `N` contiguous `T` slots (`UnsafeCell`
+        // and `MaybeUninit` are `repr(transparent)`), live exactly in
+        // `[head, tail)`, and `trackers` holds `N` trackers. Indices were
+        // last written by halves of this ring, and the head published (a
+        // consumer publishes before it closes), so `tail - head <= N`.
         unsafe {
             (*this).geometry.0 = Geometry::new(
                 NonNull::new_unchecked(addr_of_mut!((*this).slots).cast::<T>()),
@@ -182,9 +219,37 @@ impl<T: Copy + FromBytes + IntoBytes, const N: usize> Ring<T, N> {
 }
 
 #[cfg(not(loom))]
-impl<T: Copy + FromBytes + IntoBytes, const N: usize> Default for Ring<T, N> {
+impl<T, const N: usize> Default for Ring<T, N> {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+impl<T, const N: usize> Drop for Ring<T, N> {
+    fn drop(&mut self) {
+        if !core::mem::needs_drop::<T>() {
+            return;
+        }
+        // A consumer that was leaked rather than dropped may have moved
+        // elements out without publishing its head: then which slots are live
+        // is unknown, and leaking them is the only safe choice. A consumer
+        // that was dropped published its final head before its flag.
+        if self.consumer.0.closed.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        let tail = self.producer.0.index.load(Ordering::Acquire);
+        let head = self.consumer.0.index.load(Ordering::Acquire);
+        let live = tail.wrapping_sub(head);
+        if live as usize > N {
+            return;
+        }
+        for k in 0..live {
+            let i = (head.wrapping_add(k) as usize) & (N - 1);
+            // SAFETY: `&mut self`: no half exists (they borrow the ring), and
+            // slots in `[head, tail)` hold live elements that nothing else
+            // will drop; each is dropped once, here.
+            unsafe { self.slots[i].get_mut().assume_init_drop() };
+        }
     }
 }
 

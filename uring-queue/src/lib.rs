@@ -24,7 +24,7 @@ mod region;
 mod shm;
 pub mod uring;
 
-pub use consumer::{Consumer, ReadChunk};
+pub use consumer::{Batch, Consumer, ReadChunk};
 #[cfg(all(feature = "std", target_os = "linux", not(loom)))]
 pub use error::OpenError;
 pub use error::{CapacityError, Error, RegionError};
@@ -32,7 +32,7 @@ pub use frame::{Frame, FrameConsumer, FrameGrant, FrameProducer, RecordHeader};
 #[cfg(feature = "alloc")]
 pub use heap::HeapRing;
 pub use inline::Ring;
-pub use producer::{Producer, WriteChunk};
+pub use producer::{Producer, PushError, WriteChunk};
 pub use raw::MAX_CAPACITY;
 #[cfg(not(loom))]
 pub use region::{MAGIC, REGION_ALIGN, Region, SharedRing, VERSION};

@@ -6,7 +6,7 @@ use crate::raw::RawRing;
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 use core::{fmt, slice};
-use zerocopy::{FromBytes, IntoBytes};
+use zerocopy::FromBytes;
 
 /// What keeps a heap ring's storage alive while a half exists.
 #[cfg(feature = "alloc")]
@@ -82,8 +82,8 @@ pub struct Producer<'a, T> {
 }
 
 // SAFETY: the producer owns the writing side of the protocol; moving it to
-// another thread moves that role with it. Elements are `Copy` data sent to the
-// consumer, hence `T: Send`. It is not `Sync` (raw pointers), so two threads
+// another thread moves that role with it. Elements are moved to the consumer's
+// thread, hence `T: Send`. It is not `Sync` (raw pointers), so two threads
 // never write at once.
 unsafe impl<T: Send> Send for Producer<'_, T> {}
 
@@ -98,7 +98,7 @@ impl<T> fmt::Debug for Producer<'_, T> {
     }
 }
 
-impl<'a, T: Copy + FromBytes + IntoBytes> Producer<'a, T> {
+impl<'a, T> Producer<'a, T> {
     /// # Safety
     ///
     /// `raw` must be valid for `'a` (and while `keep` is held), no other
@@ -175,31 +175,49 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Producer<'a, T> {
         Error::Corrupted
     }
 
-    /// Appends one element.
+    /// Appends one element, moving it into the ring.
     ///
     /// # Errors
     ///
-    /// [`Error::Full`] when no slot is free, [`Error::Corrupted`] if the
-    /// consumer's index broke the ring's invariants (now or before).
+    /// [`PushError::Full`] when no slot is free, [`PushError::Corrupted`] if
+    /// the consumer's index broke the ring's invariants (now or before). Both
+    /// hand the value back; `?` turns them into an [`Error`].
     ///
     /// # Examples
     ///
     /// ```
-    /// use uring_queue::{Error, Ring};
+    /// use uring_queue::{PushError, Ring};
     /// let mut ring = Ring::<u32, 1>::new();
     /// let (mut tx, _rx) = ring.split();
     /// assert_eq!(tx.push(7), Ok(()));
-    /// assert_eq!(tx.push(8), Err(Error::Full));
+    /// assert_eq!(tx.push(8), Err(PushError::Full(8)));
+    /// ```
+    ///
+    /// Values that own resources come back on failure, nothing is lost:
+    ///
+    /// ```
+    /// use uring_queue::{Error, Ring};
+    /// let mut ring = Ring::<String, 1>::new();
+    /// let (mut tx, mut rx) = ring.split();
+    /// tx.push("one".to_string()).unwrap();
+    /// let back = tx.push("two".to_string()).unwrap_err();
+    /// assert_eq!(back.error(), Error::Full);
+    /// assert_eq!(back.into_inner(), "two");
+    /// assert_eq!(rx.pop().as_deref(), Ok("one"));
     /// ```
     #[inline]
-    pub fn push(&mut self, value: T) -> Result<(), Error> {
-        if self.free(1)? == 0 {
-            return Err(Error::Full);
+    pub fn push(&mut self, value: T) -> Result<(), PushError<T>> {
+        match self.free(1) {
+            Ok(0) => return Err(PushError::Full(value)),
+            Ok(_) => {}
+            Err(_) => return Err(PushError::Corrupted(value)),
         }
         self.raw.track(self.tail, 1, true);
         // SAFETY: at least one slot from `tail` is free, so we own it; `base`
         // and `mask` are the ring's own (copied in `new`), so the slot lies
-        // among its `capacity` contiguous slots.
+        // among its `capacity` contiguous slots. A free slot holds no live
+        // element (it was moved out by the consumer, or never written), so
+        // overwriting it leaks nothing.
         unsafe {
             self.base
                 .as_ptr()
@@ -208,89 +226,6 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Producer<'a, T> {
         }
         self.raw.advance_tail(&mut self.tail, 1);
         Ok(())
-    }
-
-    /// Appends as many elements of `values` as fit, from its start, with a
-    /// single publish of the tail. Returns how many were appended (0 when full).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Corrupted`] only.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let mut ring = uring_queue::Ring::<u16, 4>::new();
-    /// let (mut tx, mut rx) = ring.split();
-    /// assert_eq!(tx.push_slice(&[1, 2, 3, 4, 5]), Ok(4));
-    /// let mut out = [0; 8];
-    /// assert_eq!(rx.pop_slice(&mut out), Ok(4));
-    /// assert_eq!(out[..4], [1, 2, 3, 4]);
-    /// ```
-    #[inline]
-    pub fn push_slice(&mut self, values: &[T]) -> Result<usize, Error> {
-        let want = u32::try_from(values.len()).unwrap_or(u32::MAX);
-        let n = self.free(want)?.min(want);
-        if n == 0 {
-            return Ok(0);
-        }
-        let (ptr, first, second) = self.raw.span(self.tail, n);
-        self.raw.track(self.tail, n, true);
-        // SAFETY: the `n` slots from `tail` are free, so owned by us; `span`
-        // keeps `ptr..ptr + first` and `base..base + second` in bounds, and
-        // `values` (a caller's slice) cannot overlap ring storage we own.
-        unsafe {
-            ptr.copy_from_nonoverlapping(values.as_ptr(), first);
-            self.raw
-                .base()
-                .copy_from_nonoverlapping(values.as_ptr().add(first), second);
-        }
-        self.raw.advance_tail(&mut self.tail, n);
-        Ok(n as usize)
-    }
-
-    /// Lends exactly `n` free slots for writing in place. Nothing is published
-    /// until [`WriteChunk::commit`].
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Insufficient`] when fewer than `n` slots are free,
-    /// [`Error::TooLarge`] when `n` exceeds the capacity, [`Error::Corrupted`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let mut ring = uring_queue::Ring::<u8, 8>::new();
-    /// let (mut tx, rx) = ring.split();
-    /// let mut chunk = tx.write_chunk(3).unwrap();
-    /// let (a, _b) = chunk.as_mut_slices();
-    /// a.copy_from_slice(b"abc");
-    /// chunk.commit(2);
-    /// assert_eq!(rx.len(), 2);
-    /// ```
-    #[inline]
-    pub fn write_chunk(&mut self, n: usize) -> Result<WriteChunk<'_, T>, Error> {
-        if self.corrupted {
-            return Err(Error::Corrupted);
-        }
-        if n > self.capacity() {
-            return Err(Error::TooLarge {
-                max: self.capacity(),
-            });
-        }
-        let n = n as u32;
-        let free = self.free(n)?;
-        if free < n {
-            return Err(Error::Insufficient {
-                available: free as usize,
-            });
-        }
-        self.raw.track(self.tail, n, true);
-        Ok(WriteChunk {
-            raw: self.raw,
-            tail: &mut self.tail,
-            len: n,
-        })
     }
 
     /// Number of elements in the ring, as far as the consumer has published.
@@ -342,13 +277,13 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Producer<'a, T> {
     /// # Examples
     ///
     /// ```
-    /// use uring_queue::{Error, Ring};
+    /// use uring_queue::{PushError, Ring};
     ///
     /// let mut ring = Ring::<u8, 2>::new();
     /// let (mut tx, mut rx) = ring.split();
     /// tx.push_slice(&[1, 2]).unwrap();
     /// assert!(tx.is_full());
-    /// assert_eq!(tx.push(3), Err(Error::Full));
+    /// assert_eq!(tx.push(3), Err(PushError::Full(3)));
     /// rx.pop().unwrap();
     /// assert!(!tx.is_full());
     /// ```
@@ -407,7 +342,7 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Producer<'a, T> {
     /// // A peer moves the consumer's head (at byte 256) past the producer's tail.
     /// // SAFETY: in bounds and aligned; the ring reads this word atomically too.
     /// unsafe { AtomicU32::from_ptr(start.add(256).cast()) }.store(9, Ordering::Relaxed);
-    /// assert_eq!(tx.push(5), Err(Error::Corrupted));
+    /// assert_eq!(tx.push(5).map_err(Error::from), Err(Error::Corrupted));
     /// assert!(tx.is_corrupted());
     /// ```
     #[inline]
@@ -433,6 +368,93 @@ impl<'a, T: Copy + FromBytes + IntoBytes> Producer<'a, T> {
     /// Free slots with a refresh when fewer than `want`, for the record layer.
     pub(crate) fn free_for(&mut self, want: u32) -> Result<u32, Error> {
         self.free(want)
+    }
+}
+
+impl<T: Copy> Producer<'_, T> {
+    /// Appends as many elements of `values` as fit, from its start, with a
+    /// single publish of the tail. Returns how many were appended (0 when full).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Corrupted`] only.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut ring = uring_queue::Ring::<u16, 4>::new();
+    /// let (mut tx, mut rx) = ring.split();
+    /// assert_eq!(tx.push_slice(&[1, 2, 3, 4, 5]), Ok(4));
+    /// let mut out = [0; 8];
+    /// assert_eq!(rx.pop_slice(&mut out), Ok(4));
+    /// assert_eq!(out[..4], [1, 2, 3, 4]);
+    /// ```
+    #[inline]
+    pub fn push_slice(&mut self, values: &[T]) -> Result<usize, Error> {
+        let want = u32::try_from(values.len()).unwrap_or(u32::MAX);
+        let n = self.free(want)?.min(want);
+        if n == 0 {
+            return Ok(0);
+        }
+        let (ptr, first, second) = self.raw.span(self.tail, n);
+        self.raw.track(self.tail, n, true);
+        // SAFETY: the `n` slots from `tail` are free, so owned by us; `span`
+        // keeps `ptr..ptr + first` and `base..base + second` in bounds, and
+        // `values` (a caller's slice) cannot overlap ring storage we own.
+        unsafe {
+            ptr.copy_from_nonoverlapping(values.as_ptr(), first);
+            self.raw
+                .base()
+                .copy_from_nonoverlapping(values.as_ptr().add(first), second);
+        }
+        self.raw.advance_tail(&mut self.tail, n);
+        Ok(n as usize)
+    }
+}
+
+impl<T: Copy + FromBytes> Producer<'_, T> {
+    /// Lends exactly `n` free slots for writing in place. Nothing is published
+    /// until [`WriteChunk::commit`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Insufficient`] when fewer than `n` slots are free,
+    /// [`Error::TooLarge`] when `n` exceeds the capacity, [`Error::Corrupted`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut ring = uring_queue::Ring::<u8, 8>::new();
+    /// let (mut tx, rx) = ring.split();
+    /// let mut chunk = tx.write_chunk(3).unwrap();
+    /// let (a, _b) = chunk.as_mut_slices();
+    /// a.copy_from_slice(b"abc");
+    /// chunk.commit(2);
+    /// assert_eq!(rx.len(), 2);
+    /// ```
+    #[inline]
+    pub fn write_chunk(&mut self, n: usize) -> Result<WriteChunk<'_, T>, Error> {
+        if self.corrupted {
+            return Err(Error::Corrupted);
+        }
+        if n > self.capacity() {
+            return Err(Error::TooLarge {
+                max: self.capacity(),
+            });
+        }
+        let n = n as u32;
+        let free = self.free(n)?;
+        if free < n {
+            return Err(Error::Insufficient {
+                available: free as usize,
+            });
+        }
+        self.raw.track(self.tail, n, true);
+        Ok(WriteChunk {
+            raw: self.raw,
+            tail: &mut self.tail,
+            len: n,
+        })
     }
 }
 
@@ -476,7 +498,7 @@ impl<T> fmt::Debug for WriteChunk<'_, T> {
     }
 }
 
-impl<T: Copy + FromBytes + IntoBytes> WriteChunk<'_, T> {
+impl<T: Copy + FromBytes> WriteChunk<'_, T> {
     /// The lent slots, in order: the part before the end of the storage and
     /// the part that wrapped to its start (often empty). They hold stale
     /// values, always valid ones.
@@ -578,3 +600,84 @@ impl<T: Copy + FromBytes + IntoBytes> WriteChunk<'_, T> {
         self.commit(n);
     }
 }
+
+/// Why [`Producer::push`] did not happen, with the value it did not take.
+///
+/// Converts into the matching [`Error`] (so `?` works in functions returning
+/// `Result<_, Error>`).
+///
+/// # Examples
+///
+/// ```
+/// use uring_queue::{Error, PushError, Ring};
+///
+/// let mut ring = Ring::<Box<u32>, 1>::new();
+/// let (mut tx, _rx) = ring.split();
+/// tx.push(Box::new(1)).unwrap();
+/// let e = tx.push(Box::new(2)).unwrap_err();
+/// assert!(matches!(e, PushError::Full(_)));
+/// assert_eq!(Error::from(e), Error::Full);
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum PushError<T> {
+    /// No free slot: the consumer has not caught up (see [`Error::Full`]).
+    Full(T),
+    /// The consumer's index broke the ring's invariants (see
+    /// [`Error::Corrupted`]).
+    Corrupted(T),
+}
+
+impl<T> PushError<T> {
+    /// The value that was not pushed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::PushError;
+    /// assert_eq!(PushError::Full(vec![1u8]).into_inner(), vec![1]);
+    /// ```
+    pub fn into_inner(self) -> T {
+        match self {
+            Self::Full(v) | Self::Corrupted(v) => v,
+        }
+    }
+
+    /// The cause, without the value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::{Error, PushError};
+    /// assert_eq!(PushError::Corrupted(1u8).error(), Error::Corrupted);
+    /// ```
+    pub fn error(&self) -> Error {
+        match self {
+            Self::Full(_) => Error::Full,
+            Self::Corrupted(_) => Error::Corrupted,
+        }
+    }
+}
+
+impl<T> From<PushError<T>> for Error {
+    fn from(e: PushError<T>) -> Self {
+        e.error()
+    }
+}
+
+// By hand: the value need not be `Debug` (`unwrap` then works for any `T`).
+impl<T> fmt::Debug for PushError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Full(_) => f.write_str("Full(..)"),
+            Self::Corrupted(_) => f.write_str("Corrupted(..)"),
+        }
+    }
+}
+
+impl<T> fmt::Display for PushError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.error(), f)
+    }
+}
+
+impl<T> core::error::Error for PushError<T> {}

@@ -6,7 +6,7 @@
 //!
 //! | offset | size | what |
 //! |---|---|---|
-//! | 0 | 64 | [`Header`]: magic, version, init state, element layout, capacity, offsets, total size |
+//! | 0 | 64 | [`Header`]: magic, version, init state, element layout, capacity, offsets, total size, release interval |
 //! | 128 | 8 | producer line: tail, closed flag |
 //! | 256 | 8 | consumer line: head, closed flag |
 //! | 384, rounded up to the element alignment | capacity × element size | slots |
@@ -56,7 +56,8 @@ pub const MAGIC: u32 = u32::from_ne_bytes(*b"URQR");
 ///     RegionError::BadVersion { found: VERSION + 1 }
 /// );
 /// ```
-pub const VERSION: u32 = 1;
+// 2: the release interval in the word after `total_size` (reserved, zero, in 1).
+pub const VERSION: u32 = 2;
 /// Alignment the region's start needs at least (more if the element needs it).
 ///
 /// # Examples
@@ -100,11 +101,15 @@ struct Header {
     consumer_offset: AtomicU32,
     data_offset: AtomicU32,
     total_size: AtomicU32,
-    reserved: [AtomicU32; 6],
+    /// How many pops the consumer may leave unpublished (1: none), in
+    /// `1..=capacity`: what the producer can rely on (see `Consumer`).
+    release_every: AtomicU32,
+    reserved: [AtomicU32; 5],
 }
 
 const _: () = assert!(HEADER_SIZE == 64 && HEADER_SIZE <= PRODUCER_OFFSET);
 const _: () = assert!(offset_of!(Header, total_size) == 36);
+const _: () = assert!(offset_of!(Header, release_every) == 40);
 const _: () = assert!(size_of::<IndexLine>() == 8 && align_of::<IndexLine>() == 4);
 
 /// A byte region a ring can be built in: borrowed memory, or memory shared
@@ -407,6 +412,17 @@ fn to_u32(v: usize) -> u32 {
 
 /// A ring set up in (or attached to) a [`Region`]; take one half, or both.
 ///
+/// Elements are plain old data (`Copy + FromBytes + IntoBytes`): a peer can
+/// write any bytes into the slots, and every byte pattern must be a valid
+/// `T`. Types that own resources go through [`Ring`](crate::Ring) and
+/// `HeapRing` only; the bound says so at compile time:
+///
+/// ```compile_fail
+/// let mut mem = [0u64; 64];
+/// let region = uring_queue::Region::new(zerocopy::IntoBytes::as_mut_bytes(&mut mem[..]));
+/// let ring = uring_queue::SharedRing::<Box<u32>>::init(region, 4);
+/// ```
+///
 /// # Examples
 ///
 /// One side initialises, the other attaches: here both in one process, each
@@ -429,6 +445,8 @@ fn to_u32(v: usize) -> u32 {
 /// ```
 pub struct SharedRing<'a, T> {
     raw: RawRing<T>,
+    /// The release interval from the header, validated.
+    release_every: u32,
     producer_line: NonNull<IndexLine>,
     consumer_line: NonNull<IndexLine>,
     _region: PhantomData<Region<'a>>,
@@ -438,6 +456,7 @@ impl<T> fmt::Debug for SharedRing<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SharedRing")
             .field("capacity", &self.raw.capacity())
+            .field("release_every", &self.release_every)
             .finish_non_exhaustive()
     }
 }
@@ -486,7 +505,50 @@ impl<'a, T: Copy + FromBytes + IntoBytes> SharedRing<'a, T> {
     /// assert!(rx.is_empty());
     /// ```
     pub fn init(region: Region<'a>, capacity: usize) -> Result<Self, RegionError> {
+        Self::init_deferred(region, capacity, 1)
+    }
+
+    /// As [`init`](Self::init), recording in the header that the consumer may
+    /// leave up to `release_every - 1` pops unpublished (see [`Consumer`],
+    /// "Release modes"), so a producer in another process knows what to
+    /// expect: `push` never fails while fewer than
+    /// `capacity - release_every + 1` elements are queued.
+    ///
+    /// # Errors
+    ///
+    /// As for [`init`](Self::init), and [`RegionError::ReleaseInterval`]
+    /// unless `1 <= release_every <= capacity`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::{Region, RegionError, SharedRing};
+    /// use zerocopy::IntoBytes;
+    ///
+    /// let mut mem = [0u64; 128];
+    /// assert_eq!(
+    ///     SharedRing::<u32>::init_deferred(Region::new(mem.as_mut_bytes()), 16, 17).unwrap_err(),
+    ///     RegionError::ReleaseInterval { found: 17, max: 16 }
+    /// );
+    /// SharedRing::<u32>::init_deferred(Region::new(mem.as_mut_bytes()), 16, 8).unwrap();
+    /// // The peer reads the interval from the header.
+    /// let ring = SharedRing::<u32>::attach(Region::new(mem.as_mut_bytes())).unwrap();
+    /// assert_eq!(ring.release_every(), 8);
+    /// let mut rx = ring.into_deferred_consumer::<8>().unwrap();
+    /// assert!(rx.pop().is_err());
+    /// ```
+    pub fn init_deferred(
+        region: Region<'a>,
+        capacity: usize,
+        release_every: usize,
+    ) -> Result<Self, RegionError> {
         let layout = Layout::canonical::<T>(capacity)?;
+        if release_every == 0 || release_every > capacity {
+            return Err(RegionError::ReleaseInterval {
+                found: release_every,
+                max: capacity,
+            });
+        }
         region.check_size_and_alignment::<T>(layout.total)?;
         let h = region.header();
         h.state.store(STATE_INITIALISING, Ordering::Relaxed);
@@ -502,10 +564,12 @@ impl<'a, T: Copy + FromBytes + IntoBytes> SharedRing<'a, T> {
             .store(to_u32(layout.consumer), Ordering::Relaxed);
         h.data_offset.store(to_u32(layout.data), Ordering::Relaxed);
         h.total_size.store(to_u32(layout.total), Ordering::Relaxed);
+        h.release_every
+            .store(to_u32(release_every), Ordering::Relaxed);
         for r in &h.reserved {
             r.store(0, Ordering::Relaxed);
         }
-        let ring = Self::build(&region, layout);
+        let ring = Self::build(&region, layout, to_u32(release_every));
         for line in [ring.producer_line, ring.consumer_line] {
             // SAFETY: `build` derived the line pointers from a validated layout.
             let line = unsafe { line.as_ref() };
@@ -579,7 +643,14 @@ impl<'a, T: Copy + FromBytes + IntoBytes> SharedRing<'a, T> {
             total: h.total_size.load(Ordering::Relaxed) as usize,
         }
         .validate::<T>(region.len)?;
-        let ring = Self::build(&region, layout);
+        let release_every = h.release_every.load(Ordering::Relaxed);
+        if release_every == 0 || release_every > capacity {
+            return Err(RegionError::ReleaseInterval {
+                found: release_every as usize,
+                max: capacity as usize,
+            });
+        }
+        let ring = Self::build(&region, layout, release_every);
         let tail = ring.raw.producer().index.load(Ordering::Acquire);
         let head = ring.raw.consumer().index.load(Ordering::Acquire);
         if tail.wrapping_sub(head) > capacity {
@@ -589,7 +660,7 @@ impl<'a, T: Copy + FromBytes + IntoBytes> SharedRing<'a, T> {
     }
 
     /// Builds the view of a layout validated against `region`.
-    fn build(region: &Region<'a>, layout: Layout) -> Self {
+    fn build(region: &Region<'a>, layout: Layout, release_every: u32) -> Self {
         let base = region.ptr.as_ptr();
         // SAFETY: the layout lies inside the region, each part aligned for its
         // type (checked by `canonical`/`validate` and the alignment of the
@@ -617,6 +688,7 @@ impl<'a, T: Copy + FromBytes + IntoBytes> SharedRing<'a, T> {
         };
         Self {
             raw,
+            release_every,
             producer_line: producer,
             consumer_line: consumer,
             _region: PhantomData,
@@ -639,6 +711,24 @@ impl<'a, T: Copy + FromBytes + IntoBytes> SharedRing<'a, T> {
     /// ```
     pub fn capacity(&self) -> usize {
         self.raw.capacity() as usize
+    }
+
+    /// The release interval recorded in the header: the consumer may leave up
+    /// to this many pops, minus one, unpublished. 1 for rings made by
+    /// [`init`](Self::init).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::{Region, SharedRing};
+    /// use zerocopy::IntoBytes;
+    ///
+    /// let mut mem = [0u64; 64];
+    /// let ring = SharedRing::<u32>::init(Region::new(mem.as_mut_bytes()), 16).unwrap();
+    /// assert_eq!(ring.release_every(), 1);
+    /// ```
+    pub fn release_every(&self) -> usize {
+        self.release_every as usize
     }
 
     /// Reads both indices, validated.
@@ -708,6 +798,44 @@ impl<'a, T: Copy + FromBytes + IntoBytes> SharedRing<'a, T> {
         self.raw.consumer().closed.store(0, Ordering::Relaxed);
         // SAFETY: as in `into_producer`, for the consumer.
         unsafe { Consumer::new(self.raw, head, tail, None) }
+    }
+
+    /// Takes the consumer role as a deferred-release consumer publishing every
+    /// `K` pops (see [`Consumer`], "Release modes"). `K` may not exceed the
+    /// interval recorded in the header ([`release_every`](Self::release_every)):
+    /// that is what the producer was promised.
+    ///
+    /// # Errors
+    ///
+    /// [`RegionError::ReleaseInterval`] when `K` exceeds the recorded interval.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::{Region, RegionError, SharedRing};
+    /// use zerocopy::IntoBytes;
+    ///
+    /// let mut mem = [0u64; 128];
+    /// let region = Region::new(mem.as_mut_bytes());
+    /// let ring = SharedRing::<u32>::init_deferred(region, 32, 4).unwrap();
+    /// assert_eq!(
+    ///     ring.into_deferred_consumer::<8>().unwrap_err(),
+    ///     RegionError::ReleaseInterval { found: 8, max: 4 }
+    /// );
+    /// let ring = SharedRing::<u32>::attach(Region::new(mem.as_mut_bytes())).unwrap();
+    /// assert_eq!(ring.into_deferred_consumer::<4>().unwrap().release_every(), 4);
+    /// ```
+    pub fn into_deferred_consumer<const K: usize>(self) -> Result<Consumer<'a, T, K>, RegionError> {
+        if K > self.release_every as usize {
+            return Err(RegionError::ReleaseInterval {
+                found: K,
+                max: self.release_every as usize,
+            });
+        }
+        let (tail, head) = self.indices();
+        self.raw.consumer().closed.store(0, Ordering::Relaxed);
+        // SAFETY: as in `into_producer`, for the consumer.
+        Ok(unsafe { Consumer::new(self.raw, head, tail, None) })
     }
 
     /// Takes both roles, for a ring used within one process.

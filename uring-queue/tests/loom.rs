@@ -7,8 +7,9 @@
 
 #![cfg(loom)]
 
+use buffer_pool::{Buffer, BufferPool, Slice};
 use loom::thread;
-use uring_queue::{Error, FrameConsumer, FrameProducer, HeapRing};
+use uring_queue::{Error, FrameConsumer, FrameProducer, HeapRing, PushError};
 
 /// Pops `n` values, yielding while empty, and returns them.
 fn pop_n(rx: &mut uring_queue::Consumer<'static, u32>, n: usize) -> Vec<u32> {
@@ -130,7 +131,7 @@ fn the_cached_head_is_refreshed_when_full() {
         let t = thread::spawn(move || {
             // Reuses the slot the consumer frees: only sound if the consumer's
             // read happens before this write (head Release / Acquire).
-            while tx.push(3) == Err(Error::Full) {
+            while tx.push(3) == Err(PushError::Full(3)) {
                 thread::yield_now();
             }
             tx
@@ -168,6 +169,130 @@ fn a_frame_wraps_behind_padding() {
             }
         }
         assert_eq!(got, [7, 9]);
+        t.join().unwrap();
+    });
+}
+
+/// Pushes `value`, yielding while the ring is full.
+fn push_yielding<T>(tx: &mut uring_queue::Producer<'static, T>, mut value: T) {
+    loop {
+        match tx.push(value) {
+            Ok(()) => return,
+            Err(PushError::Full(back)) => {
+                value = back;
+                thread::yield_now();
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+}
+
+/// Pool slices handed through the ring: the producer writes its second
+/// message into pool memory the consumer may just have returned by dropping
+/// the first slice (the pool holds one message; if the first is not back yet,
+/// the second goes to system memory). Both crates' memory is loom-tracked, so
+/// a write into returned bytes not ordered after the consumer's reads fails
+/// the model, as does a double free or a leak. A one-slot ring also makes the
+/// second push wait for the consumer's pop.
+#[test]
+fn pool_slices_cross_the_ring() {
+    loom::model(|| {
+        let (mut tx, mut rx) = HeapRing::<Slice>::new(1).unwrap();
+        let producer = thread::spawn(move || {
+            let mut pool = BufferPool::new(2);
+            for seq in 0..2u8 {
+                pool.get_writable(2).copy_from_slice(&[seq, !seq]);
+                push_yielding(&mut tx, pool.get_data_owned());
+            }
+        });
+        for seq in 0..2u8 {
+            let slice = loop {
+                match rx.pop() {
+                    Ok(s) => break s,
+                    Err(e) => {
+                        assert_eq!(e, Error::Empty);
+                        thread::yield_now();
+                    }
+                }
+            };
+            assert_eq!(slice.as_ref(), &[seq, !seq]);
+            drop(slice);
+        }
+        producer.join().unwrap();
+    });
+}
+
+/// A slice still in the ring when both halves are gone is dropped with the
+/// ring's storage, on whichever thread lets go last.
+#[test]
+fn a_slice_left_in_the_ring_is_dropped_once() {
+    loom::model(|| {
+        let (mut tx, rx) = HeapRing::<Slice>::new(2).unwrap();
+        let mut pool = BufferPool::new(4);
+        pool.get_writable(2).copy_from_slice(&[1, 2]);
+        let a = pool.get_data_owned();
+        let producer = thread::spawn(move || {
+            push_yielding(&mut tx, a);
+        });
+        drop(rx);
+        producer.join().unwrap();
+        // The slice went down with the ring: its memory is back, so the next
+        // message fits in the pool again.
+        pool.get_writable(4).copy_from_slice(&[3; 4]);
+        assert!(pool.get_data_owned().is_pooled());
+    });
+}
+
+/// A deferred-release consumer (K = 2 on a 2-slot ring): the producer's third
+/// push needs the consumer to publish, which it does on its second pop, and
+/// the slot it reuses was read before (head Release / Acquire, deferred).
+#[test]
+fn a_deferred_consumer_publishes_every_k_and_when_empty() {
+    loom::model(|| {
+        let (mut tx, mut rx) = HeapRing::<u32>::new_deferred::<4>(2).unwrap();
+        let t = thread::spawn(move || {
+            for v in 1..=3 {
+                push_yielding(&mut tx, v);
+            }
+        });
+        // K = 4 > capacity: only finding the ring empty publishes, so the
+        // producer's third push relies on that.
+        let mut got = Vec::new();
+        while got.len() < 3 {
+            match rx.pop() {
+                Ok(v) => got.push(v),
+                Err(e) => {
+                    assert_eq!(e, Error::Empty);
+                    thread::yield_now();
+                }
+            }
+        }
+        assert_eq!(got, [1, 2, 3]);
+        t.join().unwrap();
+    });
+}
+
+/// A batch publishes once, when it ends; the producer waiting for room sees
+/// the slots only then, and reuses them after the batch's reads.
+#[test]
+fn a_batch_publishes_when_it_ends() {
+    loom::model(|| {
+        let (mut tx, mut rx) = HeapRing::<u32>::new(2).unwrap();
+        tx.push(1).unwrap();
+        tx.push(2).unwrap();
+        let t = thread::spawn(move || {
+            push_yielding(&mut tx, 3);
+            push_yielding(&mut tx, 4);
+        });
+        let mut got = Vec::new();
+        while got.len() < 4 {
+            let before = got.len();
+            got.extend(rx.batch().unwrap());
+            if got.len() == before {
+                thread::yield_now();
+            }
+        }
+        assert_eq!(got, [1, 2, 3, 4]);
         t.join().unwrap();
     });
 }

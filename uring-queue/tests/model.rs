@@ -6,7 +6,8 @@ extern crate alloc;
 
 use alloc::collections::VecDeque;
 use uring_queue::{
-    Consumer, Error, FrameConsumer, FrameProducer, HeapRing, Producer, Region, Ring, SharedRing,
+    Consumer, Error, FrameConsumer, FrameProducer, HeapRing, Producer, PushError, Region, Ring,
+    SharedRing,
 };
 
 const CAP: usize = 8;
@@ -58,7 +59,7 @@ fn check(ops: &[Op], tx: &mut Producer<'_, u16>, rx: &mut Consumer<'_, u16>) {
                     assert_eq!(got, Ok(()));
                     model.push_back(*v);
                 } else {
-                    assert_eq!(got, Err(Error::Full));
+                    assert_eq!(got, Err(PushError::Full(*v)));
                 }
             }
             Op::PushSlice(vs) => {
@@ -179,5 +180,190 @@ proptest! {
             prop_assert_eq!(&*rx.recv().unwrap(), &want[..]);
         }
         prop_assert_eq!(rx.recv().unwrap_err(), Error::Empty);
+    }
+}
+
+/// Operations on a deferred-release consumer's ring.
+#[derive(Debug, Clone)]
+enum DeferredOp {
+    Push(u16),
+    PushSlice(Vec<u16>),
+    Pop,
+    PopSlice(usize),
+    ReadChunk(usize),
+    Peek,
+    Release,
+    /// Takes up to this many elements from a batch, then ends it.
+    Batch(usize),
+}
+
+fn deferred_op() -> impl Strategy<Value = DeferredOp> {
+    prop_oneof![
+        3 => any::<u16>().prop_map(DeferredOp::Push),
+        1 => prop::collection::vec(any::<u16>(), 0..12).prop_map(DeferredOp::PushSlice),
+        4 => Just(DeferredOp::Pop),
+        1 => (0..12usize).prop_map(DeferredOp::PopSlice),
+        1 => (0..10usize).prop_map(DeferredOp::ReadChunk),
+        1 => Just(DeferredOp::Peek),
+        1 => Just(DeferredOp::Release),
+        1 => (0..10usize).prop_map(DeferredOp::Batch),
+    ]
+}
+
+/// A deferred-release consumer against a model that knows which pops are
+/// published: every `K`-th head, every empty read, every slice, chunk commit,
+/// batch end and `release`. The producer must see exactly the published
+/// head, and `push` must never fail while fewer than `CAP - K + 1` elements
+/// are queued.
+fn check_deferred<const K: usize>(
+    ops: &[DeferredOp],
+    tx: &mut Producer<'_, u16>,
+    rx: &mut Consumer<'_, u16, K>,
+) {
+    let mut model = VecDeque::new();
+    // Pops so far, and how many of them the producer has been told about.
+    let (mut head, mut published) = (0usize, 0usize);
+    for op in ops {
+        let pending = head - published;
+        let was_empty = model.is_empty();
+        match op {
+            DeferredOp::Push(v) => {
+                let got = tx.push(*v);
+                if model.len() < CAP - K + 1 {
+                    assert_eq!(got, Ok(()), "push failed with fewer than N - K + 1 queued");
+                }
+                if model.len() + pending < CAP {
+                    assert_eq!(got, Ok(()));
+                    model.push_back(*v);
+                } else {
+                    assert_eq!(got, Err(PushError::Full(*v)));
+                }
+            }
+            DeferredOp::PushSlice(vs) => {
+                let n = vs.len().min(CAP - model.len() - pending);
+                assert_eq!(tx.push_slice(vs), Ok(n));
+                model.extend(&vs[..n]);
+            }
+            DeferredOp::Pop => {
+                assert_eq!(rx.pop().ok(), model.pop_front());
+                if was_empty {
+                    published = head;
+                } else {
+                    head += 1;
+                    if head % K == 0 {
+                        published = head;
+                    }
+                }
+            }
+            DeferredOp::PopSlice(len) => {
+                let mut out = vec![0; *len];
+                let n = (*len).min(model.len());
+                assert_eq!(rx.pop_slice(&mut out), Ok(n));
+                let want: Vec<u16> = model.drain(..n).collect();
+                assert_eq!(out[..n], want[..]);
+                head += n;
+                if n > 0 || was_empty {
+                    published = head;
+                }
+            }
+            DeferredOp::ReadChunk(n) => match rx.read_chunk(*n) {
+                Ok(chunk) => {
+                    let (a, b) = chunk.as_slices();
+                    let seen: Vec<u16> = a.iter().chain(b).copied().collect();
+                    let want: Vec<u16> = model.iter().take(*n).copied().collect();
+                    assert_eq!(seen, want);
+                    chunk.commit_all();
+                    model.drain(..*n);
+                    head += n;
+                    published = head;
+                }
+                Err(Error::TooLarge { max }) => assert!(*n > CAP && max == CAP),
+                Err(e) => {
+                    assert_eq!(
+                        e,
+                        Error::Insufficient {
+                            available: model.len()
+                        }
+                    );
+                    if was_empty {
+                        published = head;
+                    }
+                }
+            },
+            DeferredOp::Peek => {
+                assert_eq!(rx.peek().ok(), model.front());
+                if was_empty {
+                    published = head;
+                }
+            }
+            DeferredOp::Release => {
+                rx.release();
+                published = head;
+            }
+            DeferredOp::Batch(take) => {
+                let mut batch = rx.batch().unwrap();
+                assert_eq!(batch.len(), model.len());
+                let n = (*take).min(model.len());
+                for _ in 0..n {
+                    assert_eq!(batch.next(), model.pop_front());
+                }
+                if model.is_empty() {
+                    // Drained: the batch has nothing more.
+                    assert_eq!(batch.next(), None);
+                }
+                drop(batch);
+                head += n;
+                published = head;
+            }
+        }
+        let pending = head - published;
+        assert!(pending < K, "at most K - 1 pops unpublished");
+        assert_eq!(rx.pending(), pending);
+        assert_eq!(rx.len(), model.len());
+        assert_eq!(tx.len(), model.len() + pending);
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn deferred_inline_ring_matches_model(ops in prop::collection::vec(deferred_op(), OPS / 2..=OPS)) {
+        let mut ring = Ring::<u16, CAP>::new();
+        {
+            let (mut tx, mut rx) = ring.split_deferred::<4>();
+            check_deferred(&ops, &mut tx, &mut rx);
+        }
+        // Whatever was pending was published when the consumer went: a new
+        // split sees every slot not still queued as free.
+        let (tx, rx) = ring.split();
+        prop_assert_eq!(tx.len(), rx.len());
+    }
+
+    #[test]
+    fn deferred_heap_ring_matches_model(ops in prop::collection::vec(deferred_op(), OPS / 2..=OPS)) {
+        let (mut tx, mut rx) = HeapRing::<u16>::new_deferred::<3>(CAP).unwrap();
+        check_deferred(&ops, &mut tx, &mut rx);
+        let queued = rx.len();
+        drop(rx);
+        prop_assert_eq!(tx.len(), queued);
+    }
+
+    #[test]
+    fn release_every_one_is_exact(ops in prop::collection::vec(deferred_op(), OPS / 2..=OPS)) {
+        let (mut tx, mut rx) = HeapRing::<u16>::new(CAP).unwrap();
+        check_deferred(&ops, &mut tx, &mut rx);
+    }
+
+    #[test]
+    fn deferred_region_ring_matches_model(ops in prop::collection::vec(deferred_op(), OPS / 2..=OPS)) {
+        let mut mem = [0u64; 64];
+        let ptr = core::ptr::NonNull::from(&mut mem).cast::<u8>();
+        // SAFETY: `mem` outlives both views and is not otherwise used while
+        // they live; they build one producer and one consumer.
+        let (a, b) = unsafe { (Region::from_raw_parts(ptr, 512), Region::from_raw_parts(ptr, 512)) };
+        let mut tx = SharedRing::<u16>::init_deferred(a, CAP, CAP).unwrap().into_producer();
+        let mut rx = SharedRing::<u16>::attach(b).unwrap().into_deferred_consumer::<CAP>().unwrap();
+        check_deferred(&ops, &mut tx, &mut rx);
     }
 }

@@ -4,7 +4,7 @@
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicU32, Ordering};
 use uring_queue::{
-    Error, FrameConsumer, FrameProducer, RecordHeader, Region, RegionError, SharedRing,
+    Error, FrameConsumer, FrameProducer, PushError, RecordHeader, Region, RegionError, SharedRing,
 };
 
 /// Memory for tests: 8-byte aligned, zeroed, reached only through `ptr`.
@@ -56,7 +56,7 @@ const DATA: usize = 384;
 fn layout_is_the_documented_one() {
     let mem = Mem::new(1024);
     SharedRing::<u32>::init(mem.view(), 16).unwrap();
-    let w: Vec<u32> = (0..10)
+    let w: Vec<u32> = (0..11)
         .map(|k| mem.word(k * 4).load(Ordering::SeqCst))
         .collect();
     assert_eq!(
@@ -72,6 +72,7 @@ fn layout_is_the_documented_one() {
             HEAD as u32,
             DATA as u32,
             (DATA + 64) as u32,
+            1,
         ]
     );
     assert_eq!(SharedRing::<u32>::required_size(16), Ok(DATA + 64));
@@ -250,13 +251,13 @@ fn a_head_outside_its_window_is_corruption_for_the_producer() {
         .unwrap()
         .into_producer();
     tx.push_slice(&[1, 2, 3, 4]).unwrap();
-    assert_eq!(tx.push(5), Err(Error::Full));
+    assert_eq!(tx.push(5), Err(PushError::Full(5)));
     // The head jumps past the tail: the producer must not believe in free room.
     mem.poke(HEAD, 9);
     assert_eq!(tx.len(), 4);
-    assert_eq!(tx.push(5), Err(Error::Corrupted));
+    assert_eq!(tx.push(5), Err(PushError::Corrupted(5)));
     mem.poke(HEAD, 4);
-    assert_eq!(tx.push(5), Err(Error::Corrupted));
+    assert_eq!(tx.push(5), Err(PushError::Corrupted(5)));
     assert_eq!(tx.push_slice(&[]), Err(Error::Corrupted));
     assert_eq!(tx.write_chunk(1).unwrap_err(), Error::Corrupted);
     // Even a request that could never fit reports the latch first.
@@ -313,4 +314,54 @@ fn frames_reject_unknown_kinds_and_misplaced_padding() {
         mem.poke(DATA + 4, kind);
         assert_eq!(rx.recv().unwrap_err(), Error::Corrupted, "{len} {kind:#x}");
     }
+}
+
+#[test]
+fn attach_refuses_a_garbage_release_interval() {
+    const RELEASE_EVERY: usize = 40;
+    let mem = Mem::new(1024);
+    SharedRing::<u32>::init_deferred(mem.view(), 16, 4).unwrap();
+    assert_eq!(mem.word(RELEASE_EVERY).load(Ordering::SeqCst), 4);
+    for bad in [0, 17, u32::MAX] {
+        mem.poke(RELEASE_EVERY, bad);
+        assert_eq!(
+            SharedRing::<u32>::attach(mem.view()).unwrap_err(),
+            RegionError::ReleaseInterval {
+                found: bad as usize,
+                max: 16
+            }
+        );
+    }
+    mem.poke(RELEASE_EVERY, 16);
+    let ring = SharedRing::<u32>::attach(mem.view()).unwrap();
+    assert_eq!(ring.release_every(), 16);
+    // A peer rewriting the word after attach changes nothing here: the
+    // interval was read once.
+    mem.poke(RELEASE_EVERY, 0);
+    assert_eq!(ring.release_every(), 16);
+    let mut rx = ring.into_deferred_consumer::<16>().unwrap();
+    assert_eq!(rx.pop(), Err(Error::Empty));
+}
+
+#[test]
+fn a_deferred_consumer_across_two_views_releases_on_drop() {
+    let mem = Mem::new(1024);
+    let mut tx = SharedRing::<u32>::init_deferred(mem.view(), 8, 4)
+        .unwrap()
+        .into_producer();
+    let mut rx = SharedRing::<u32>::attach(mem.view())
+        .unwrap()
+        .into_deferred_consumer::<4>()
+        .unwrap();
+    assert_eq!(tx.push_slice(&[1, 2, 3, 4, 5, 6, 7, 8]), Ok(8));
+    assert_eq!(rx.pop(), Ok(1));
+    assert_eq!(rx.pop(), Ok(2));
+    // Two pops unpublished: the producer still sees a full ring.
+    assert_eq!(tx.push(9), Err(PushError::Full(9)));
+    assert_eq!(mem.word(HEAD).load(Ordering::SeqCst), 0);
+    drop(rx);
+    // Published before the closed flag.
+    assert!(tx.is_abandoned());
+    assert_eq!(mem.word(HEAD).load(Ordering::SeqCst), 2);
+    assert_eq!(tx.push(9), Ok(()));
 }

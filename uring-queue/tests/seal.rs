@@ -122,7 +122,7 @@ fn a_peer_cannot_shrink_the_file_under_us() {
     let mut sum = 0u64;
     for seq in 0..ROUNDS {
         while let Err(e) = tx.push(seq) {
-            assert_eq!(e, Error::Full);
+            assert_eq!(e.error(), Error::Full);
             if let Some(status) = child.try_wait().unwrap() {
                 panic!("peer exited early: {status}");
             }

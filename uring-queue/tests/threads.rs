@@ -163,3 +163,40 @@ fn frames_cross_threads_intact_through_wraps() {
         }
     });
 }
+
+#[test]
+fn a_deferred_consumer_in_order_with_pops_and_batches() {
+    let mut ring = Ring::<u64, 8>::new();
+    let (mut tx, mut rx) = ring.split_deferred::<4>();
+    thread::scope(|s| {
+        s.spawn(move || {
+            for i in 0..N {
+                while tx.push(i).is_err() {
+                    spin();
+                }
+            }
+        });
+        let mut next = 0;
+        let mut round = 0u32;
+        while next < N {
+            round += 1;
+            let before = next;
+            if round.is_multiple_of(3) {
+                for v in rx.batch().unwrap() {
+                    assert_eq!(v, next);
+                    next += 1;
+                }
+            } else if let Ok(v) = rx.pop() {
+                assert_eq!(v, next);
+                next += 1;
+            }
+            assert!(rx.pending() < 4);
+            if next == before {
+                spin();
+            }
+        }
+        assert_eq!(rx.pop(), Err(Error::Empty));
+        // Finding it empty published everything.
+        assert_eq!(rx.pending(), 0);
+    });
+}

@@ -2,7 +2,8 @@
 //! `heapless::spsc` and std's `sync_channel`, in the same rounds.
 //!
 //! - `elementwise`: one producer thread pushes `M` `u64`s one at a time, one
-//!   consumer thread pops them one at a time;
+//!   consumer thread pops them one at a time (`uring_queue_deferred`: a
+//!   consumer that publishes its head every 32 pops);
 //! - `batch64`: the same volume moved in slices of 64 (each crate's batch API;
 //!   element loops where it has none; `[u64; 64]` messages for the channel);
 //! - `roundtrip`: a client sends a value, the server echoes it back through a
@@ -24,6 +25,8 @@ use std::time::{Duration, Instant};
 /// Slots in every queue (heapless holds one fewer).
 const CAP: usize = 1024;
 const BATCH: usize = 64;
+/// Release interval of the deferred-release consumer (`uring_queue_deferred`).
+const DEFERRED_K: usize = 32;
 
 fn pin(k: usize) {
     if let Some(ids) = core_affinity::get_core_ids() {
@@ -156,6 +159,14 @@ fn elementwise(m: u64, rounds: usize) {
     });
     c.variant("uring_queue", || {
         let (mut tx, mut rx) = uring_queue::HeapRing::<u64>::new(CAP).expect("power of two");
+        timed_pair(
+            move || push_each(m, |v| tx.push(v).is_ok()),
+            move || pop_each(m, || rx.pop().ok()),
+        )
+    });
+    c.variant("uring_queue_deferred", || {
+        let (mut tx, mut rx) =
+            uring_queue::HeapRing::<u64>::new_deferred::<DEFERRED_K>(CAP).expect("power of two");
         timed_pair(
             move || push_each(m, |v| tx.push(v).is_ok()),
             move || pop_each(m, || rx.pop().ok()),

@@ -337,10 +337,12 @@ impl<const N: usize, W> Inner<'_, N, W> {
     }
 
     /// Publishes everything consumed from the inbound (completion) ring, so
-    /// the server's view of free completion slots matches our credits. The
-    /// ring publishes its head on every pop today; in a deferred-release
-    /// mode this is where the pending head is released.
-    fn publish_inbound(&mut self) {}
+    /// the server's view of free completion slots matches our credits: a
+    /// no-op while the ring publishes on every pop, the release of the
+    /// pending head in a deferred-release mode.
+    fn publish_inbound(&mut self) {
+        self.cq.release();
+    }
 }
 
 /// The submitting side of a connection.
@@ -782,7 +784,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
             Ok(()) => {}
             // Credits never exceed the submission ring's capacity, so only
             // a server that stopped consuming leaves it full.
-            Err(crate::Error::Full) => return reject(Error::Busy, request),
+            Err(crate::PushError::Full(_)) => return reject(Error::Busy, request),
             Err(_) => {
                 inner.corrupted = true;
                 return reject(Error::Corrupted, request);

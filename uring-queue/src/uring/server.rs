@@ -218,10 +218,12 @@ impl<'a, W: Notifier> Server<'a, W> {
         self.options
     }
 
-    /// Publishes everything consumed from the inbound (submission) ring. The
-    /// ring publishes its head on every pop today; in a deferred-release
-    /// mode this is where the pending head is released.
-    fn publish_inbound(&mut self) {}
+    /// Publishes everything consumed from the inbound (submission) ring: a
+    /// no-op while the ring publishes on every pop, the release of the
+    /// pending head in a deferred-release mode.
+    fn publish_inbound(&mut self) {
+        self.sq.release();
+    }
 
     /// Takes the next request, if one is there.
     ///
@@ -479,7 +481,7 @@ impl<'a, W: Notifier> Server<'a, W> {
                 self.link.client.wake.notify(&self.notifier);
                 Ok(())
             }
-            Err(crate::Error::Full) => reject(Error::CompletionRingFull, incoming),
+            Err(crate::PushError::Full(_)) => reject(Error::CompletionRingFull, incoming),
             Err(_) => {
                 let e = self.corrupt();
                 reject(e, incoming)
