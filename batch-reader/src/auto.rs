@@ -415,9 +415,12 @@ impl<B, S, const N: usize, const A: usize> AsyncReader<B, S, N, A> {
 
     /// The shared state, through an exclusive borrow of the reader.
     fn inner_mut(&mut self) -> &mut Inner<B, S, N, A> {
-        // SAFETY: `&mut self` excludes every other access to the cell (no
-        // future borrowing the reader can be alive, no flush under way).
-        self.inner.with_mut(|p| unsafe { &mut *p })
+        self.inner.with_mut(|p| {
+            // SAFETY: `&mut self` excludes every other access to the cell (no
+            // future borrowing the reader can be alive, no flush under way),
+            // and the borrow returned is tied to `&mut self`.
+            unsafe { &mut *p }
+        })
     }
 
     /// Runs `f` on the shared state, or returns `None` during a flush (a
@@ -427,13 +430,15 @@ impl<B, S, const N: usize, const A: usize> AsyncReader<B, S, N, A> {
         if self.busy.get() {
             return None;
         }
-        // SAFETY: the reader is not `Sync`, so only this thread reaches the
-        // cell. `busy` is false, so no flush holds a borrow of it, and none
-        // of the closures given here calls code that could reach the reader
-        // again (no backend, waker or caller code runs inside: wakers are
-        // cloned before and dropped or woken after), so this borrow is the
-        // only one until it ends.
-        Some(self.inner.with_mut(|p| f(unsafe { &mut *p })))
+        Some(self.inner.with_mut(|p| {
+            // SAFETY: the reader is not `Sync`, so only this thread reaches
+            // the cell. `busy` is false, so no flush holds a borrow of it,
+            // and none of the closures given here calls code that could
+            // reach the reader again (no backend, waker or caller code runs
+            // inside: wakers are cloned before and dropped or woken after),
+            // so this borrow is the only one until it ends.
+            f(unsafe { &mut *p })
+        }))
     }
 
     /// Takes a queued op's future away: it leaves the next batch, or, if
@@ -495,7 +500,7 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
             .iter()
             .all(|&i| slots[i].state == SlotState::Cancelled)
         {
-            for i in mem::take(&mut self.queue) {
+            while let Some(i) = self.queue.pop() {
                 self.release(i);
             }
         }
@@ -600,8 +605,8 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
             });
         }
         drop(ops);
-        let queued = mem::take(&mut self.queue);
-        for &idx in queued.iter() {
+        for q in 0..self.queue.len() {
+            let idx = self.queue[q];
             match self.slots[idx].state {
                 SlotState::Queued => {
                     let slot = &mut self.slots[idx];
@@ -615,6 +620,7 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
                 SlotState::Free | SlotState::Done => {}
             }
         }
+        self.queue.clear();
         sent
     }
 }
@@ -730,19 +736,21 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
         }
         let mut wakers: heapless::Vec<Waker, N> = heapless::Vec::new();
         self.busy.set(true);
-        // SAFETY: the reader is not `Sync`, so only this thread reaches the
-        // cell, and `busy` was false, so no other borrow of it is live. While
-        // this one is, `busy` is true, and every other way in (`with`,
-        // `flush`) checks `busy` and stays out, also when the backend reaches
-        // this reader again.
         let (sent, counters) = self.inner.with_mut(|p| {
+            // SAFETY: the reader is not `Sync`, so only this thread reaches
+            // the cell, and `busy` was false, so no other borrow of it is
+            // live. While this one is, `busy` is true, and every other way in
+            // (`with`, `flush`, `read_now`) checks `busy` and stays out, also
+            // when the backend reaches this reader again.
             let inner = unsafe { &mut *p };
             let sent = inner.flush(&mut wakers);
             (sent, inner.reader.counters())
         });
         self.busy.set(false);
         self.counters.set(counters);
-        for w in wakers {
+        // Popped, not iterated by value: moving the vector out would copy
+        // all of its capacity.
+        while let Some(w) = wakers.pop() {
             w.wake();
         }
         sent
@@ -754,9 +762,9 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
             return Some((0, ReadErrorKind::Other));
         }
         self.busy.set(true);
-        // SAFETY: as in `flush`: the only borrow of the cell, guarded by
-        // `busy` against a backend that reaches this reader again.
         let (failure, counters) = self.inner.with_mut(|p| {
+            // SAFETY: as in `flush`: the only borrow of the cell, guarded by
+            // `busy` against a backend that reaches this reader again.
             let inner = unsafe { &mut *p };
             let mut failure = None;
             inner

@@ -5,7 +5,12 @@
 //!    this crate's batch API per op (64 ops per `read_many`), all reading
 //!    8 bytes at the same addresses of an in-memory source; the batch API
 //!    both with its ops built afresh per batch and with one op array reused,
-//!    and each of those shapes filled by hand without the crate (the floor).
+//!    and each of those shapes filled by hand without the crate (the floor);
+//!    then the table's async rows, on one current-thread tokio runtime: one
+//!    channel and two channels used sequentially in one task, two tasks
+//!    exchanging request and response, and this crate's `AsyncReader`
+//!    awaiting each read in turn (`auto_reader`) and as 8 joined chains
+//!    (`auto_reader_x8`).
 //! 2. `syscall`: pieces of 8–64 bytes of another process's memory — one
 //!    `process_vm_readv` per piece, the raw call batched 16/64/256 pieces at
 //!    a time, and this crate's `ProcessBackend` 64 pieces per batch; then the
@@ -18,13 +23,14 @@
 
 use crate::harness::{Compare, Ctx, row};
 use batch_reader::backends::{FileBackend, MemoryBackend, ProcessBackend};
-use batch_reader::{Geometry, ReadOp, Reader};
+use batch_reader::{AsyncReader, Geometry, ReadOp, Reader};
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::fs::File;
 use std::hint::black_box;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -191,8 +197,21 @@ fn seed(ctx: &Ctx) {
         .map(|_| (rng.next() as usize % ((1 << 20) - 8)) & !7)
         .collect();
     let (mem, addrs) = (&mem, &addrs);
-    let (deque_log, batch_log) = (Log::default(), Log::default());
-    let (deque_log, batch_log) = (&deque_log, &batch_log);
+    let logs: [Log; 7] = Default::default();
+    let [
+        deque_log,
+        batch_log,
+        reused_log,
+        by_hand_log,
+        by_hand_reused_log,
+        channel_async_log,
+        auto_log,
+    ] = &logs;
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("tokio runtime");
+    let rt = &rt;
 
     let mut c = Compare::new("batch", "seed", "bare");
     c.variant("bare", || {
@@ -266,17 +285,124 @@ fn seed(ctx: &Ctx) {
     // a caller that reads the same shapes over and over can do.
     let mut reader = new_reader();
     c.variant("batch_api_reused", move || {
-        timed_reused::<BATCH>(addrs, |ops| read_sum(&mut reader, ops))
+        logged(
+            reused_log,
+            timed_reused::<BATCH>(addrs, |ops| read_sum(&mut reader, ops)),
+        )
     });
     // Not contenders: the two batch shapes without the crate. The same ops,
     // each filled by a plain copy from memory and consumed the same way.
     // What the caller's side of a batch costs, the floor under `batch_api`
     // and `batch_api_reused`.
     c.variant("ops_by_hand", move || {
-        timed_fresh::<BATCH>(addrs, |ops| by_hand(mem, black_box(ops)))
+        logged(
+            by_hand_log,
+            timed_fresh::<BATCH>(addrs, |ops| by_hand(mem, black_box(ops))),
+        )
     });
     c.variant("ops_by_hand_reused", move || {
-        timed_reused::<BATCH>(addrs, |ops| by_hand(mem, black_box(ops)))
+        logged(
+            by_hand_reused_log,
+            timed_reused::<BATCH>(addrs, |ops| by_hand(mem, black_box(ops))),
+        )
+    });
+    // The async rows, all on one current-thread runtime.
+    c.variant("channel_async", move || {
+        rt.block_on(async move {
+            let (tx, mut rx) = tokio::sync::mpsc::channel::<usize>(16);
+            let t = Instant::now();
+            let mut sum = 0u64;
+            for &a in addrs {
+                let _ = tx.send(black_box(a)).await;
+                if let Some(a) = rx.recv().await {
+                    sum = sum.wrapping_add(bare_read(mem, a));
+                }
+            }
+            black_box(sum);
+            logged(channel_async_log, t.elapsed())
+        })
+    });
+    c.variant("two_channels_async", move || {
+        rt.block_on(async move {
+            let (req_tx, mut req_rx) = tokio::sync::mpsc::channel::<usize>(16);
+            let (resp_tx, mut resp_rx) = tokio::sync::mpsc::channel::<u64>(16);
+            let t = Instant::now();
+            let mut sum = 0u64;
+            for &a in addrs {
+                let _ = req_tx.send(black_box(a)).await;
+                if let Some(a) = req_rx.recv().await {
+                    let _ = resp_tx.send(bare_read(mem, a)).await;
+                }
+                if let Some(v) = resp_rx.recv().await {
+                    sum = sum.wrapping_add(v);
+                }
+            }
+            black_box(sum);
+            t.elapsed()
+        })
+    });
+    // A spawned task needs memory it can own: the same bytes, shared.
+    let shared: Arc<[u8]> = Arc::from(&mem[..]);
+    c.variant("two_tasks", move || {
+        let shared = Arc::clone(&shared);
+        rt.block_on(async move {
+            let (req_tx, mut req_rx) = tokio::sync::mpsc::channel::<usize>(16);
+            let (resp_tx, mut resp_rx) = tokio::sync::mpsc::channel::<u64>(16);
+            let server = tokio::spawn(async move {
+                while let Some(a) = req_rx.recv().await {
+                    if resp_tx.send(bare_read(&shared, a)).await.is_err() {
+                        break;
+                    }
+                }
+            });
+            let t = Instant::now();
+            let mut sum = 0u64;
+            for &a in addrs {
+                let _ = req_tx.send(black_box(a)).await;
+                if let Some(v) = resp_rx.recv().await {
+                    sum = sum.wrapping_add(v);
+                }
+            }
+            let t = t.elapsed();
+            drop(req_tx);
+            let _ = server.await;
+            black_box(sum);
+            t
+        })
+    });
+    // Each read awaited before the next: one op per flush, the same
+    // request-response shape as the channel rows.
+    let mut auto = AsyncReader::<_, _>::new(MemoryBackend::new(mem, geometry), [0u8; 0]);
+    c.variant("auto_reader", move || {
+        let t = Instant::now();
+        let sum = rt.block_on(auto.run(|r| async move {
+            let mut sum = 0u64;
+            for &a in addrs {
+                let v = r.read_val::<u64>(black_box(a) as u64).await;
+                sum = sum.wrapping_add(v.unwrap_or(0));
+            }
+            sum
+        }));
+        black_box(sum);
+        logged(auto_log, t.elapsed())
+    });
+    // The same reads as 8 chains joined: 8 ops per flush.
+    let mut auto = AsyncReader::<_, _>::new(MemoryBackend::new(mem, geometry), [0u8; 0]);
+    c.variant("auto_reader_x8", move || {
+        let t = Instant::now();
+        let part = addrs.len().div_ceil(8);
+        let sums = rt.block_on(auto.run(|r| {
+            embassy_futures::join::join_array(core::array::from_fn::<_, 8, _>(|k| async move {
+                let mut sum = 0u64;
+                for &a in addrs.chunks(part).nth(k).unwrap_or(&[]) {
+                    let v = r.read_val::<u64>(black_box(a) as u64).await;
+                    sum = sum.wrapping_add(v.unwrap_or(0));
+                }
+                sum
+            }))
+        }));
+        black_box(sums);
+        t.elapsed()
     });
     let r = c.run(ctx.rounds(31, 7));
     r.emit_rate_ratio(calls as f64 / 1e6, "Mcalls/s");
@@ -284,6 +410,26 @@ fn seed(ctx: &Ctx) {
         "batch",
         "seed.batch_api.rate_vs_deque",
         paired(deque_log, batch_log),
+        "x",
+    );
+    // Rate ratios against the by-hand floors: time of the floor over time of
+    // the crate, paired in the same rounds.
+    row(
+        "batch",
+        "seed.batch_api.rate_vs_ops_by_hand",
+        paired(by_hand_log, batch_log),
+        "x",
+    );
+    row(
+        "batch",
+        "seed.batch_api_reused.rate_vs_ops_by_hand_reused",
+        paired(by_hand_reused_log, reused_log),
+        "x",
+    );
+    row(
+        "batch",
+        "seed.auto_reader.rate_vs_channel_async",
+        paired(channel_async_log, auto_log),
         "x",
     );
 }
