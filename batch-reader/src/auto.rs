@@ -506,10 +506,42 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
         }
     }
 
+    /// Moves the staged bytes of every slot in use to the front of staging,
+    /// in the order they lie there (so queue order stays staging order), and
+    /// returns the space after them. Tasks that keep reads in flight while
+    /// they consume others never let staging empty, so without this the
+    /// space would run out however little of it is in use.
+    fn compact(&mut self) {
+        let mut live: heapless::Vec<usize, N> = heapless::Vec::new();
+        for (i, slot) in self.slots.iter().enumerate() {
+            if slot.state != SlotState::Free {
+                // Cannot fail: N slots.
+                let _ = live.push(i);
+            }
+        }
+        let slots = &mut self.slots;
+        live.sort_unstable_by_key(|&i| slots[i].off);
+        let mut to = 0;
+        for &i in live.iter() {
+            let slot = &mut slots[i];
+            // Moves down only: `to` never passes a slot's offset.
+            self.staging.copy_within(slot.off..slot.off + slot.len, to);
+            slot.off = to;
+            to += slot.len;
+        }
+        self.bump = to;
+    }
+
     /// Queues a read of `len` (non-zero) bytes at `addr`.
     fn enqueue(&mut self, addr: u64, len: usize) -> Enqueued {
-        if len > A - self.bump || self.queue.is_full() {
+        if self.queue.is_full() || len > A {
             return Enqueued::Direct;
+        }
+        if len > A - self.bump {
+            self.compact();
+            if len > A - self.bump {
+                return Enqueued::Direct;
+            }
         }
         let Some(idx) = self.free.pop() else {
             return Enqueued::Direct;
@@ -804,6 +836,10 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
                         *slot = Some(idx);
                         if full {
                             self.flush();
+                        } else if self.driven(cx) == (true, true) {
+                            // Queued under the run that polls it: nothing
+                            // to store, the run flushes and polls again.
+                            return Poll::Pending;
                         }
                         idx
                     }

@@ -133,7 +133,10 @@ fn seed_chains_take_five_calls_without_run() {
 }
 
 #[test]
-#[cfg_attr(miri, ignore = "leaks the reader on purpose, to lend it to spawned tasks")]
+#[cfg_attr(
+    miri,
+    ignore = "leaks the reader on purpose, to lend it to spawned tasks"
+)]
 fn two_tasks_on_one_thread_share_batches() {
     // Spawned tasks need 'static borrows: leak the memory and the reader.
     let mem: &'static [u8] = Box::leak(linked().into_boxed_slice());
@@ -407,4 +410,28 @@ fn random_cancellation() {
     // Two reads merge within the 32-byte boundary, so the backend sees one call.
     assert_eq!(r.counters().backend_calls - before, 1);
     assert_eq!(bufs[4], [40, 41, 42, 43, 44, 45, 46, 47]);
+}
+
+#[test]
+fn staging_is_reused_while_reads_stay_in_flight() {
+    // Four chains always have reads queued or waiting to be consumed, so
+    // staging never empties; 64 bytes hold two rounds of four u64 reads.
+    let mem = linked();
+    let backend = MemoryBackend::new(&mem, Geometry::new(None, 1024, 1024).expect("geometry"));
+    let mut r = AsyncReader::<_, _, 16, 64>::new(backend, [0u8; 0]);
+    let got = block_on(r.run(|r| async move {
+        let chain = |start: u64| async move {
+            let mut p = start;
+            for _ in 0..20 {
+                p = r.read_val::<u64>(p).await?;
+            }
+            Ok::<u64, ReadErrorKind>(p)
+        };
+        let (a, b) = join(join(chain(0), chain(200)), join(chain(400), chain(600))).await;
+        [a.0, a.1, b.0, b.1]
+    }));
+    assert_eq!(got, [160, 360, 560, 760].map(Ok));
+    // Every step one call carrying the four chains' reads: none alone.
+    let c = r.counters();
+    assert_eq!((c.backend_calls, c.ops), (20, 80));
 }

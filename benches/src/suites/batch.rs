@@ -9,8 +9,10 @@
 //!    then the table's async rows, on one current-thread tokio runtime: one
 //!    channel and two channels used sequentially in one task, two tasks
 //!    exchanging request and response, and this crate's `AsyncReader`
-//!    awaiting each read in turn (`auto_reader`) and as 8 joined chains
-//!    (`auto_reader_x8`).
+//!    awaiting each read in turn (`auto_reader`) and as 8 and 64 joined
+//!    chains (`auto_reader_x8`, `auto_reader_x64`). Two more floors: the
+//!    backend alone on the reused ops, and one synchronous `read_val` per
+//!    address (the calls `auto_reader` makes, without the futures).
 //! 2. `syscall`: pieces of 8–64 bytes of another process's memory — one
 //!    `process_vm_readv` per piece, the raw call batched 16/64/256 pieces at
 //!    a time, and this crate's `ProcessBackend` 64 pieces per batch; then the
@@ -23,7 +25,7 @@
 
 use crate::harness::{Compare, Ctx, row};
 use batch_reader::backends::{FileBackend, MemoryBackend, ProcessBackend};
-use batch_reader::{AsyncReader, Geometry, ReadOp, Reader};
+use batch_reader::{AsyncReader, Geometry, ReadBackend, ReadOp, Reader};
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::fs::File;
@@ -188,6 +190,24 @@ fn read_sum<const N: usize, const F: usize>(
     sum
 }
 
+/// `K` chains joined, chain `k` awaiting the `k`-th `K`-th of `addrs` one
+/// read after the other: `K` reads per flush. The sums of the chains.
+async fn joined_chains<const K: usize, B: ReadBackend>(
+    r: &AsyncReader<B, [u8; 0]>,
+    addrs: &[usize],
+) -> [u64; K] {
+    let part = addrs.len().div_ceil(K);
+    embassy_futures::join::join_array(core::array::from_fn::<_, K, _>(|k| async move {
+        let mut sum = 0u64;
+        for &a in addrs.chunks(part).nth(k).unwrap_or(&[]) {
+            let v = r.read_val::<u64>(black_box(a) as u64).await;
+            sum = sum.wrapping_add(v.unwrap_or(0));
+        }
+        sum
+    }))
+    .await
+}
+
 fn seed(ctx: &Ctx) {
     const BATCH: usize = 64;
     let calls: usize = ctx.pick(1 << 18, 1 << 16);
@@ -197,7 +217,7 @@ fn seed(ctx: &Ctx) {
         .map(|_| (rng.next() as usize % ((1 << 20) - 8)) & !7)
         .collect();
     let (mem, addrs) = (&mem, &addrs);
-    let logs: [Log; 7] = Default::default();
+    let logs: [Log; 10] = Default::default();
     let [
         deque_log,
         batch_log,
@@ -206,6 +226,9 @@ fn seed(ctx: &Ctx) {
         by_hand_reused_log,
         channel_async_log,
         auto_log,
+        read_val_log,
+        backend_log,
+        auto64_log,
     ] = &logs;
 
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -306,6 +329,40 @@ fn seed(ctx: &Ctx) {
             timed_reused::<BATCH>(addrs, |ops| by_hand(mem, black_box(ops))),
         )
     });
+    // Not a contender either: the backend alone, called directly on the
+    // reused op array with a report callback that sums, as the reader's
+    // direct route calls it. What is left of a batch without the reader.
+    let mut backend = MemoryBackend::new(mem, geometry);
+    c.variant("backend_only_reused", move || {
+        logged(
+            backend_log,
+            timed_reused::<BATCH>(addrs, |ops| {
+                let mut sum = 0u64;
+                let k = ops.len();
+                let ops = black_box(ops);
+                backend.read_batch(ops, |r| sum = sum.wrapping_add(r.valid as u64));
+                ops[..k]
+                    .iter()
+                    .fold(sum, |sum, op| match <[u8; 8]>::try_from(&*op.buf) {
+                        Ok(v) => sum.wrapping_add(u64::from_ne_bytes(v)),
+                        Err(_) => sum,
+                    })
+            }),
+        )
+    });
+    // One synchronous `read_val` per address: one backend call per read,
+    // the calls a sequence of awaited reads makes. The floor under
+    // `auto_reader`.
+    let mut single = new_reader();
+    c.variant("reader_read_val", move || {
+        let t = Instant::now();
+        let mut sum = 0u64;
+        for &a in addrs {
+            sum = sum.wrapping_add(single.read_val::<u64>(black_box(a) as u64).unwrap_or(0));
+        }
+        black_box(sum);
+        logged(read_val_log, t.elapsed())
+    });
     // The async rows, all on one current-thread runtime.
     c.variant("channel_async", move || {
         rt.block_on(async move {
@@ -386,23 +443,19 @@ fn seed(ctx: &Ctx) {
         black_box(sum);
         logged(auto_log, t.elapsed())
     });
-    // The same reads as 8 chains joined: 8 ops per flush.
+    // The same reads as 8 and as 64 chains joined: 8 or 64 ops per flush
+    // (64: the batch API's batch size).
     let mut auto = AsyncReader::<_, _>::new(MemoryBackend::new(mem, geometry), [0u8; 0]);
     c.variant("auto_reader_x8", move || {
         let t = Instant::now();
-        let part = addrs.len().div_ceil(8);
-        let sums = rt.block_on(auto.run(|r| {
-            embassy_futures::join::join_array(core::array::from_fn::<_, 8, _>(|k| async move {
-                let mut sum = 0u64;
-                for &a in addrs.chunks(part).nth(k).unwrap_or(&[]) {
-                    let v = r.read_val::<u64>(black_box(a) as u64).await;
-                    sum = sum.wrapping_add(v.unwrap_or(0));
-                }
-                sum
-            }))
-        }));
-        black_box(sums);
+        black_box(rt.block_on(auto.run(|r| joined_chains::<8, _>(r, addrs))));
         t.elapsed()
+    });
+    let mut auto = AsyncReader::<_, _>::new(MemoryBackend::new(mem, geometry), [0u8; 0]);
+    c.variant("auto_reader_x64", move || {
+        let t = Instant::now();
+        black_box(rt.block_on(auto.run(|r| joined_chains::<64, _>(r, addrs))));
+        logged(auto64_log, t.elapsed())
     });
     let r = c.run(ctx.rounds(31, 7));
     r.emit_rate_ratio(calls as f64 / 1e6, "Mcalls/s");
@@ -428,8 +481,32 @@ fn seed(ctx: &Ctx) {
     );
     row(
         "batch",
+        "seed.backend_only_reused.rate_vs_ops_by_hand_reused",
+        paired(by_hand_reused_log, backend_log),
+        "x",
+    );
+    row(
+        "batch",
         "seed.auto_reader.rate_vs_channel_async",
         paired(channel_async_log, auto_log),
+        "x",
+    );
+    row(
+        "batch",
+        "seed.auto_reader.rate_vs_reader_read_val",
+        paired(read_val_log, auto_log),
+        "x",
+    );
+    row(
+        "batch",
+        "seed.auto_reader_x64.rate_vs_channel_async",
+        paired(channel_async_log, auto64_log),
+        "x",
+    );
+    row(
+        "batch",
+        "seed.auto_reader_x64.rate_vs_batch_api",
+        paired(batch_log, auto64_log),
         "x",
     );
 }
