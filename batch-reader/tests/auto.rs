@@ -435,3 +435,59 @@ fn staging_is_reused_while_reads_stay_in_flight() {
     let c = r.counters();
     assert_eq!((c.backend_calls, c.ops), (20, 80));
 }
+
+/// A backend that, inside its own call, reads from the reader that called
+/// it (reached through a thread-local pointer).
+struct Reentrant<'m>(MemoryBackend<'m>);
+
+type ReentrantReader<'m> = AsyncReader<Reentrant<'m>, [u8; 0]>;
+
+std::thread_local! {
+    static OUTER: core::cell::Cell<*const ()> = const { core::cell::Cell::new(core::ptr::null()) };
+    static INNER: core::cell::Cell<Option<Result<u8, ReadErrorKind>>> = const { core::cell::Cell::new(None) };
+}
+
+impl batch_reader::ReadBackend for Reentrant<'_> {
+    fn geometry(&self) -> Geometry {
+        batch_reader::ReadBackend::geometry(&self.0)
+    }
+    fn read_batch<R: FnMut(batch_reader::Report)>(
+        &mut self,
+        ops: &mut [batch_reader::ReadOp<'_>],
+        report: R,
+    ) -> usize {
+        let outer = OUTER.get();
+        if !outer.is_null() {
+            // SAFETY: the test sets the pointer to a reader that outlives
+            // this call and clears it before that reader is dropped; the
+            // reader is only read through `&`.
+            let reader = unsafe { &*outer.cast::<ReentrantReader<'_>>() };
+            INNER.set(Some(block_on(reader.read_val::<u8>(1))));
+            let mut buf = [0u8; 2];
+            assert_eq!(
+                block_on(reader.read(2, &mut buf)),
+                Err(PartialRead {
+                    valid: 0,
+                    kind: ReadErrorKind::Other
+                })
+            );
+        }
+        self.0.read_batch(ops, report)
+    }
+}
+
+#[test]
+fn a_backend_reaching_its_own_reader_gets_errors_not_aliasing() {
+    let mem: Vec<u8> = (0..64).collect();
+    let backend = Reentrant(MemoryBackend::new(
+        &mem,
+        Geometry::new(None, 64, 64).expect("geometry"),
+    ));
+    let reader: ReentrantReader<'_> = AsyncReader::new(backend, []);
+    OUTER.set((&raw const reader).cast());
+    let got = block_on(join(reader.read_val::<u8>(5), reader.read_val::<u8>(9)));
+    OUTER.set(core::ptr::null());
+    assert_eq!(got, (Ok(5), Ok(9)));
+    assert_eq!(INNER.get(), Some(Err(ReadErrorKind::Other)));
+    assert_eq!(reader.counters().backend_calls, 1);
+}
