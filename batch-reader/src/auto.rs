@@ -140,6 +140,16 @@ struct Inner<B, S, const N: usize, const A: usize> {
     staged: usize,
 }
 
+/// `to.copy_from_slice(from)`, without a call to `memcpy` for the 8-byte
+/// values most reads are.
+#[inline(always)]
+fn copy_small(to: &mut [u8], from: &[u8]) {
+    match (<&mut [u8; 8]>::try_from(&mut *to), <&[u8; 8]>::try_from(from)) {
+        (Ok(to), Ok(from)) => *to = *from,
+        _ => to.copy_from_slice(from),
+    }
+}
+
 /// What a first poll got.
 enum Enqueued {
     /// Queued in this slot; `true` if that filled the queue.
@@ -569,7 +579,7 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
                 let valid = failure.map_or(slot.len, |(v, _)| v).min(out.len());
                 let from = self.staging.get(slot.off..slot.off + valid).unwrap_or(&[]);
                 if let Some(to) = out.get_mut(..from.len()) {
-                    to.copy_from_slice(from);
+                    copy_small(to, from);
                 }
                 let waker = slot.waker.take();
                 self.release(idx);
