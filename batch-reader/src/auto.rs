@@ -620,8 +620,10 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
             if slot.state != SlotState::Queued {
                 continue;
             }
-            let carved = mem::take(&mut rest)
-                .split_at_mut_checked(slot.off - at)
+            let carved = slot
+                .off
+                .checked_sub(at)
+                .and_then(|skip| mem::take(&mut rest).split_at_mut_checked(skip))
                 .and_then(|(_, tail)| tail.split_at_mut_checked(slot.len));
             let Some((buf, tail)) = carved else {
                 // Not reachable: queued ops have increasing, disjoint
