@@ -56,8 +56,10 @@ pub const DEFAULT_QUEUE: usize = 256;
 pub const DEFAULT_STAGING: usize = 4096;
 
 /// A read that failed part-way: bytes `[0, valid)` of the caller's buffer
-/// were read, the byte at `valid` failed with `kind`, and the caller's bytes
-/// from `valid` on are untouched.
+/// were read and the byte at `valid` failed with `kind`. From `valid` on, the
+/// buffer holds what it held before, except after a read too large for the
+/// staging space, which goes straight into the buffer: there it may also hold
+/// bytes read past the failure.
 ///
 /// # Examples
 ///
@@ -144,7 +146,10 @@ struct Inner<B, S, const N: usize, const A: usize> {
 /// values most reads are.
 #[inline(always)]
 fn copy_small(to: &mut [u8], from: &[u8]) {
-    match (<&mut [u8; 8]>::try_from(&mut *to), <&[u8; 8]>::try_from(from)) {
+    match (
+        <&mut [u8; 8]>::try_from(&mut *to),
+        <&[u8; 8]>::try_from(from),
+    ) {
         (Ok(to), Ok(from)) => *to = *from,
         _ => to.copy_from_slice(from),
     }
@@ -637,12 +642,23 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
             let _ = ops.push(ReadOp::new(slot.addr, buf, idx));
         }
         let sent = !ops.is_empty();
-        if sent {
+        if ops.len() == 1 {
+            // A task awaiting one read at a time. `read_buf` is the same
+            // `read_many` on a batch of one, which the compiler specializes
+            // for that length: half the instructions of the general call.
+            if let Some(op) = ops.pop() {
+                let tag = op.tag;
+                let failure = reader.read_buf(op.addr, op.buf).first_error();
+                if let Some(slot) = slots.get_mut(tag) {
+                    slot.failure = failure;
+                }
+            }
+        } else if sent {
             reader.read_many(&mut ops, |done| {
                 if let Some(slot) = slots.get_mut(done.tag()) {
                     if slot.failure.is_none() {
                         if let Some((at, kind)) = done.first_error() {
-                            slot.failure = Some((done.offset() + at, kind));
+                            slot.failure = Some((at, kind));
                         }
                     }
                 }
@@ -675,7 +691,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
     ///
     /// The future resolves to `Ok(())` when every byte was read, or to a
     /// [`PartialRead`]: the valid prefix and the kind of the first failure
-    /// (later bytes are left as they were, even if the backend read some).
+    /// (see there for the bytes after it).
     /// Polled again after it resolved, it reads again.
     ///
     /// # Examples
@@ -815,7 +831,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
                 .reader
                 .read_many(&mut [ReadOp::new(addr, buf, 0)], |done| {
                     if failure.is_none() {
-                        failure = done.first_error().map(|(at, k)| (done.offset() + at, k));
+                        failure = done.first_error();
                     }
                 });
             (failure, inner.reader.counters())

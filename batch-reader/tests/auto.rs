@@ -491,3 +491,37 @@ fn a_backend_reaching_its_own_reader_gets_errors_not_aliasing() {
     assert_eq!(INNER.get(), Some(Err(ReadErrorKind::Other)));
     assert_eq!(reader.counters().backend_calls, 1);
 }
+
+#[test]
+fn a_failure_in_a_later_part_of_a_long_read_is_placed_right() {
+    // 4-byte boundaries and a fragment table of 4 (N = 4): a 24-byte read is
+    // 6 fragments, completed in two parts; the fault at 20 is in the second.
+    let mem: Vec<u8> = (0..64).collect();
+    let mut backend = MemoryBackend::new(&mem, Geometry::new(Some(4), 4, 16).expect("geometry"));
+    backend
+        .inject_fault(20..21, ReadErrorKind::Io)
+        .expect("room");
+    let mut r = AsyncReader::<_, _, 4, 64>::new(backend, [0u8; 0]);
+    let (mut q1, mut q2, mut alone) = ([0xeeu8; 24], [0xeeu8; 24], [0xeeu8; 40]);
+    let (a, b, c) = block_on(r.run(|r| {
+        join3(
+            r.read(0, &mut q1),
+            r.read(0, &mut q2),
+            r.read(0, &mut alone),
+        )
+    }));
+    let failed_at_20 = Err(PartialRead {
+        valid: 20,
+        kind: ReadErrorKind::Io,
+    });
+    // The first two went through the queue together, the third (no staging
+    // left) alone.
+    assert_eq!((a, b, c), (failed_at_20, failed_at_20, failed_at_20));
+    for queued in [q1, q2] {
+        assert_eq!(&queued[..20], &mem[..20]);
+        assert!(queued[20..].iter().all(|&x| x == 0xee));
+    }
+    // Read straight into the buffer: what follows the failure is not
+    // promised, only the prefix.
+    assert_eq!(&alone[..20], &mem[..20]);
+}
