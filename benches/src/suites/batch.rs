@@ -10,9 +10,10 @@
 //!    channel and two channels used sequentially in one task, two tasks
 //!    exchanging request and response, and this crate's `AsyncReader`
 //!    awaiting each read in turn (`auto_reader`) and as 8 and 64 joined
-//!    chains (`auto_reader_x8`, `auto_reader_x64`). Two more floors: the
-//!    backend alone on the reused ops, and one synchronous `read_val` per
-//!    address (the calls `auto_reader` makes, without the futures).
+//!    chains (`auto_reader_x8`, `auto_reader_x64`). More floors: the backend
+//!    alone on the same ops, fresh and reused (a batch without the reader),
+//!    and one synchronous `read_val` per address (the calls `auto_reader`
+//!    makes, without the futures).
 //! 2. `syscall`: pieces of 8–64 bytes of another process's memory — one
 //!    `process_vm_readv` per piece, the raw call batched 16/64/256 pieces at
 //!    a time, and this crate's `ProcessBackend` 64 pieces per batch; then the
@@ -190,6 +191,20 @@ fn read_sum<const N: usize, const F: usize>(
     sum
 }
 
+/// The backend's `read_batch` called directly on `ops`, then the values
+/// summed as `by_hand` does: a batch without the reader.
+#[inline(always)]
+fn backend_sum(backend: &mut MemoryBackend<'_>, ops: &mut [ReadOp<'_>]) -> u64 {
+    let mut sum = 0u64;
+    let ops = black_box(ops);
+    backend.read_batch(ops, |r| sum = sum.wrapping_add(r.valid as u64));
+    ops.iter()
+        .fold(sum, |sum, op| match <[u8; 8]>::try_from(&*op.buf) {
+            Ok(v) => sum.wrapping_add(u64::from_ne_bytes(v)),
+            Err(_) => sum,
+        })
+}
+
 /// `K` chains joined, chain `k` awaiting the `k`-th `K`-th of `addrs` one
 /// read after the other: `K` reads per flush. The sums of the chains.
 async fn joined_chains<const K: usize, B: ReadBackend>(
@@ -217,7 +232,7 @@ fn seed(ctx: &Ctx) {
         .map(|_| (rng.next() as usize % ((1 << 20) - 8)) & !7)
         .collect();
     let (mem, addrs) = (&mem, &addrs);
-    let logs: [Log; 10] = Default::default();
+    let logs: [Log; 11] = Default::default();
     let [
         deque_log,
         batch_log,
@@ -229,6 +244,7 @@ fn seed(ctx: &Ctx) {
         read_val_log,
         backend_log,
         auto64_log,
+        backend_fresh_log,
     ] = &logs;
 
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -336,18 +352,14 @@ fn seed(ctx: &Ctx) {
     c.variant("backend_only_reused", move || {
         logged(
             backend_log,
-            timed_reused::<BATCH>(addrs, |ops| {
-                let mut sum = 0u64;
-                let k = ops.len();
-                let ops = black_box(ops);
-                backend.read_batch(ops, |r| sum = sum.wrapping_add(r.valid as u64));
-                ops[..k]
-                    .iter()
-                    .fold(sum, |sum, op| match <[u8; 8]>::try_from(&*op.buf) {
-                        Ok(v) => sum.wrapping_add(u64::from_ne_bytes(v)),
-                        Err(_) => sum,
-                    })
-            }),
+            timed_reused::<BATCH>(addrs, |ops| backend_sum(&mut backend, ops)),
+        )
+    });
+    let mut backend = MemoryBackend::new(mem, geometry);
+    c.variant("backend_only", move || {
+        logged(
+            backend_fresh_log,
+            timed_fresh::<BATCH>(addrs, |ops| backend_sum(&mut backend, ops)),
         )
     });
     // One synchronous `read_val` per address: one backend call per read,
@@ -477,6 +489,12 @@ fn seed(ctx: &Ctx) {
         "batch",
         "seed.batch_api_reused.rate_vs_ops_by_hand_reused",
         paired(by_hand_reused_log, reused_log),
+        "x",
+    );
+    row(
+        "batch",
+        "seed.backend_only.rate_vs_ops_by_hand",
+        paired(by_hand_log, backend_fresh_log),
         "x",
     );
     row(
