@@ -365,7 +365,14 @@ fn seed(ctx: &Ctx) {
     // One synchronous `read_val` per address: one backend call per read,
     // the calls a sequence of awaited reads makes. The floor under
     // `auto_reader`.
-    let mut single = new_reader();
+    // The same reader type the async reader holds (no scratch, a fragment
+    // table as long as its queue).
+    let mut single = Reader::<
+        _,
+        _,
+        { batch_reader::DEFAULT_WINDOW },
+        { batch_reader::DEFAULT_QUEUE },
+    >::with_window(MemoryBackend::new(mem, geometry), [0u8; 0]);
     c.variant("reader_read_val", move || {
         let t = Instant::now();
         let mut sum = 0u64;
