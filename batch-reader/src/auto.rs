@@ -246,7 +246,8 @@ pub struct AsyncReader<B, S, const N: usize = DEFAULT_QUEUE, const A: usize = DE
     /// The waker of the [`Run`] whose future is being polled right now, or
     /// null.
     driver: Cell<*const Waker>,
-    /// The counters as of the last flush, readable at any time.
+    /// The counters as [`counters`](AsyncReader::counters) last read them,
+    /// for a call made while a flush holds `inner`.
     counters: Cell<Counters>,
 }
 
@@ -335,8 +336,9 @@ impl<B, S, const N: usize, const A: usize> AsyncReader<B, S, N, A> {
         A
     }
 
-    /// Running totals of the [`Reader`] inside, as of the last backend call:
-    /// `backend_calls` counts flushes and reads made alone.
+    /// Running totals of the [`Reader`] inside: `backend_calls` counts
+    /// flushes and reads made alone. Called from inside the reader's own
+    /// backend during a flush, it returns the totals it last returned.
     ///
     /// # Examples
     ///
@@ -354,7 +356,13 @@ impl<B, S, const N: usize, const A: usize> AsyncReader<B, S, N, A> {
     /// # Ok::<(), batch_reader::GeometryError>(())
     /// ```
     pub fn counters(&self) -> Counters {
-        self.counters.get()
+        match self.with(|inner| inner.reader.counters()) {
+            Some(now) => {
+                self.counters.set(now);
+                now
+            }
+            None => self.counters.get(),
+        }
     }
 
     /// Replaces the coalescing policy of the [`Reader`] inside.
@@ -600,6 +608,36 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
         }
     }
 
+    /// The flush of a queue holding exactly one op, still queued: one
+    /// `read_buf` into its staging (the same `read_many` on a batch of one,
+    /// which the compiler specializes for that length). Returns the waker to
+    /// wake, or `None` (having done nothing) for any other queue.
+    fn flush_single(&mut self) -> Option<Option<Waker>>
+    where
+        B: ReadBackend,
+        S: AsMut<[u8]>,
+    {
+        let [idx] = self.queue[..] else {
+            return None;
+        };
+        let Inner {
+            reader,
+            staging,
+            slots,
+            queue,
+            ..
+        } = self;
+        let slot = slots.get_mut(idx)?;
+        if slot.state != SlotState::Queued {
+            return None;
+        }
+        let buf = staging.get_mut(slot.off..slot.off + slot.len)?;
+        slot.failure = reader.read_buf(slot.addr, buf).first_error();
+        slot.state = SlotState::Done;
+        queue.clear();
+        Some(slot.waker.take())
+    }
+
     /// Sends every queued op to the backend in one `read_many`, marks them
     /// read, frees cancelled ones, and moves the wakers to wake into
     /// `wakers`. Returns whether any op was sent.
@@ -642,18 +680,7 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
             let _ = ops.push(ReadOp::new(slot.addr, buf, idx));
         }
         let sent = !ops.is_empty();
-        if ops.len() == 1 {
-            // A task awaiting one read at a time. `read_buf` is the same
-            // `read_many` on a batch of one, which the compiler specializes
-            // for that length: half the instructions of the general call.
-            if let Some(op) = ops.pop() {
-                let tag = op.tag;
-                let failure = reader.read_buf(op.addr, op.buf).first_error();
-                if let Some(slot) = slots.get_mut(tag) {
-                    slot.failure = failure;
-                }
-            }
-        } else if sent {
+        if sent {
             reader.read_many(&mut ops, |done| {
                 if let Some(slot) = slots.get_mut(done.tag()) {
                     if slot.failure.is_none() {
@@ -794,20 +821,45 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
         if self.busy.get() {
             return false;
         }
-        let mut wakers: heapless::Vec<Waker, N> = heapless::Vec::new();
         self.busy.set(true);
-        let (sent, counters) = self.inner.with_mut(|p| {
+        let single = self.inner.with_mut(|p| {
             // SAFETY: the reader is not `Sync`, so only this thread reaches
             // the cell, and `busy` was false, so no other borrow of it is
             // live. While this one is, `busy` is true, and every other way in
             // (`with`, `flush`, `read_now`) checks `busy` and stays out, also
             // when the backend reaches this reader again.
             let inner = unsafe { &mut *p };
-            let sent = inner.flush(&mut wakers);
-            (sent, inner.reader.counters())
+            inner.flush_single()
         });
         self.busy.set(false);
-        self.counters.set(counters);
+        match single {
+            Some(waker) => {
+                if let Some(w) = waker {
+                    w.wake();
+                }
+                true
+            }
+            None => self.flush_many(),
+        }
+    }
+
+    /// [`flush`](Self::flush) of any number of queued ops. Kept out of line:
+    /// its batch and waker lists are large, and a task awaiting one read at
+    /// a time should not carry them on its stack.
+    #[inline(never)]
+    fn flush_many(&self) -> bool {
+        if self.busy.get() {
+            return false;
+        }
+        let mut wakers: heapless::Vec<Waker, N> = heapless::Vec::new();
+        self.busy.set(true);
+        let sent = self.inner.with_mut(|p| {
+            // SAFETY: as in `flush`: the only borrow of the cell, guarded by
+            // `busy` against a backend that reaches this reader again.
+            let inner = unsafe { &mut *p };
+            inner.flush(&mut wakers)
+        });
+        self.busy.set(false);
         // Popped, not iterated by value: moving the vector out would copy
         // all of its capacity.
         while let Some(w) = wakers.pop() {
@@ -822,22 +874,13 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
             return Some((0, ReadErrorKind::Other));
         }
         self.busy.set(true);
-        let (failure, counters) = self.inner.with_mut(|p| {
+        let failure = self.inner.with_mut(|p| {
             // SAFETY: as in `flush`: the only borrow of the cell, guarded by
             // `busy` against a backend that reaches this reader again.
             let inner = unsafe { &mut *p };
-            let mut failure = None;
-            inner
-                .reader
-                .read_many(&mut [ReadOp::new(addr, buf, 0)], |done| {
-                    if failure.is_none() {
-                        failure = done.first_error();
-                    }
-                });
-            (failure, inner.reader.counters())
+            inner.reader.read_buf(addr, buf).first_error()
         });
         self.busy.set(false);
-        self.counters.set(counters);
         failure
     }
 
@@ -874,39 +917,38 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
                 }
             }
         };
-        let (driven, same) = self.driven(cx);
         let mut flushed = false;
         loop {
             let Some(status) = self.with(|inner| inner.status(idx, out, cx)) else {
                 // Polled from inside the backend: the flush has it.
                 return Poll::Ready(Some((0, ReadErrorKind::Other)));
             };
-            match status {
+            let stale_waker = match status {
                 Status::Ready(failure, waker) => {
                     *slot = None;
                     drop(waker);
                     return Poll::Ready(failure);
                 }
-                Status::Queued { .. } if !driven && !first && !flushed => {
-                    // Polled again outside a run: the task came back from
-                    // the executor, so everything queued by now goes out.
-                    flushed = true;
-                    self.flush();
-                }
-                Status::Queued { stale_waker } => {
-                    if (!driven || !same) && stale_waker {
-                        let waker = cx.waker().clone();
-                        let old = self.with(|inner| inner.slots[idx].waker.replace(waker));
-                        drop(old);
-                    }
-                    if !driven {
-                        // Come back after the rest of the task has queued
-                        // its reads.
-                        cx.waker().wake_by_ref();
-                    }
-                    return Poll::Pending;
-                }
+                Status::Queued { stale_waker } => stale_waker,
+            };
+            let (driven, same) = self.driven(cx);
+            if !driven && !first && !flushed {
+                // Polled again outside a run: the task came back from the
+                // executor, so everything queued by now goes out.
+                flushed = true;
+                self.flush();
+                continue;
             }
+            if (!driven || !same) && stale_waker {
+                let waker = cx.waker().clone();
+                let old = self.with(|inner| inner.slots[idx].waker.replace(waker));
+                drop(old);
+            }
+            if !driven {
+                // Come back after the rest of the task has queued its reads.
+                cx.waker().wake_by_ref();
+            }
+            return Poll::Pending;
         }
     }
 }
