@@ -533,7 +533,10 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
     /// in the order they lie there (so queue order stays staging order), and
     /// returns the space after them. Tasks that keep reads in flight while
     /// they consume others never let staging empty, so without this the
-    /// space would run out however little of it is in use.
+    /// space would run out however little of it is in use. Out of line: it
+    /// runs once per staging-full, and its list of slots is large.
+    #[cold]
+    #[inline(never)]
     fn compact(&mut self) {
         let mut live: heapless::Vec<usize, N> = heapless::Vec::new();
         for (i, slot) in self.slots.iter().enumerate() {
