@@ -208,6 +208,10 @@ enum Status {
 /// The reader is not `Sync`: the futures of one reader live in one task (or
 /// in tasks of one thread).
 ///
+/// A backend that panics during a flush leaves the reader failing every
+/// later read with [`Other`](ReadErrorKind::Other): the queue it was reading
+/// is not trusted again.
+///
 /// # Examples
 ///
 /// Three chains of dependent reads, of 1, 3 and 5 reads, joined: 5 backend
@@ -1116,12 +1120,35 @@ impl<Fut: Future, B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize
         // SAFETY: see above; `this.future` stays where it is.
         let mut future = unsafe { Pin::new_unchecked(&mut this.future) };
         loop {
-            let outer = reader.driver.replace(cx.waker());
-            let polled = future.as_mut().poll(cx);
-            reader.driver.set(outer);
+            let polled = {
+                // Restores the outer driver also if the future panics, so a
+                // reader used after a caught panic holds no pointer to this
+                // poll's waker.
+                let _driving = Driving::new(&reader.driver, cx.waker());
+                future.as_mut().poll(cx)
+            };
             if polled.is_ready() || !reader.flush() {
                 return polled;
             }
         }
+    }
+}
+
+/// Marks a run's waker as the reader's driver for as long as it lives.
+struct Driving<'r> {
+    cell: &'r Cell<*const Waker>,
+    outer: *const Waker,
+}
+
+impl<'r> Driving<'r> {
+    fn new(cell: &'r Cell<*const Waker>, waker: &Waker) -> Self {
+        let outer = cell.replace(waker);
+        Self { cell, outer }
+    }
+}
+
+impl Drop for Driving<'_> {
+    fn drop(&mut self) {
+        self.cell.set(self.outer);
     }
 }

@@ -525,3 +525,65 @@ fn a_failure_in_a_later_part_of_a_long_read_is_placed_right() {
     // promised, only the prefix.
     assert_eq!(&alone[..20], &mem[..20]);
 }
+
+#[test]
+fn a_run_whose_future_panics_leaves_the_reader_usable() {
+    let mem: Vec<u8> = (0..64).collect();
+    let backend = MemoryBackend::new(&mem, Geometry::new(None, 64, 64).expect("geometry"));
+    let mut r: AsyncReader<_, _> = AsyncReader::new(backend, [0u8; 0]);
+    let caught = std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| {
+        block_on(r.run(|r| async move {
+            let v = r.read_val::<u8>(3).await;
+            assert_eq!(v, Ok(3));
+            panic!("the caller's own bug");
+        }))
+    }));
+    assert!(caught.is_err());
+    // No run is driving now: these reads take the path without `run`, which
+    // reads the driver (a pointer to the dead run's waker, had it stayed).
+    assert_eq!(block_on(r.read_val::<u8>(9)), Ok(9));
+    assert_eq!(block_on(r.run(|r| r.read_val::<u8>(10))), Ok(10));
+}
+
+/// A backend that panics on its second call.
+struct Panicking<'m>(MemoryBackend<'m>, u32);
+
+impl batch_reader::ReadBackend for Panicking<'_> {
+    fn geometry(&self) -> Geometry {
+        batch_reader::ReadBackend::geometry(&self.0)
+    }
+    fn read_batch<R: FnMut(batch_reader::Report)>(
+        &mut self,
+        ops: &mut [batch_reader::ReadOp<'_>],
+        report: R,
+    ) -> usize {
+        self.1 += 1;
+        assert!(self.1 != 2, "backend failure");
+        self.0.read_batch(ops, report)
+    }
+}
+
+#[test]
+fn a_backend_panic_leaves_reads_failing_not_unsound() {
+    let mem: Vec<u8> = (0..64).collect();
+    let backend = Panicking(
+        MemoryBackend::new(&mem, Geometry::new(None, 64, 64).expect("geometry")),
+        0,
+    );
+    let r: AsyncReader<_, _> = AsyncReader::new(backend, [0u8; 0]);
+    assert_eq!(block_on(r.read_val::<u8>(1)), Ok(1));
+    let caught = std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| {
+        block_on(r.read_val::<u8>(2))
+    }));
+    assert!(caught.is_err());
+    assert_eq!(block_on(r.read_val::<u8>(3)), Err(ReadErrorKind::Other));
+    let mut buf = [7u8; 4];
+    assert_eq!(
+        block_on(r.read(4, &mut buf)),
+        Err(PartialRead {
+            valid: 0,
+            kind: ReadErrorKind::Other
+        })
+    );
+    assert_eq!(buf, [7; 4]);
+}
