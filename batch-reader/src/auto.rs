@@ -184,7 +184,8 @@ enum Status {
 ///   in one call is one call.
 /// - `A` (default [`DEFAULT_STAGING`]) is the staging space, in bytes, that
 ///   queued reads land in before their futures copy them out. A read that
-///   does not fit in what is left is made at once on its own.
+///   does not fit in it, even with the bytes in use moved together, or that
+///   finds all `N` slots taken, is made at once on its own.
 /// - `S` is the scratch space of the [`Reader`] inside (see there).
 ///
 /// # Flushing
