@@ -251,6 +251,10 @@ pub struct AsyncReader<B, S, const N: usize = DEFAULT_QUEUE, const A: usize = DE
     /// The waker of the [`Run`] whose future is being polled right now, or
     /// null.
     driver: Cell<*const Waker>,
+    /// Counts flushes that sent ops (wrapping): a run whose future flushed a
+    /// full queue in its own poll polls it again, since the ops read then
+    /// may belong to futures that stored no waker.
+    flushes: Cell<u32>,
     /// The counters as [`counters`](AsyncReader::counters) last read them,
     /// for a call made while a flush holds `inner`.
     counters: Cell<Counters>,
@@ -307,6 +311,7 @@ impl<B, S, const N: usize, const A: usize> AsyncReader<B, S, N, A> {
             }),
             busy: Cell::new(false),
             driver: Cell::new(ptr::null()),
+            flushes: Cell::new(0),
             counters: Cell::new(Counters::default()),
         }
     }
@@ -842,6 +847,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
         self.busy.set(false);
         match single {
             Some(waker) => {
+                self.flushes.set(self.flushes.get().wrapping_add(1));
                 if let Some(w) = waker {
                     w.wake();
                 }
@@ -868,6 +874,9 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
             inner.flush(&mut wakers)
         });
         self.busy.set(false);
+        if sent {
+            self.flushes.set(self.flushes.get().wrapping_add(1));
+        }
         // Popped, not iterated by value: moving the vector out would copy
         // all of its capacity.
         while let Some(w) = wakers.pop() {
@@ -1121,6 +1130,7 @@ impl<Fut: Future, B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize
         // SAFETY: see above; `this.future` stays where it is.
         let mut future = unsafe { Pin::new_unchecked(&mut this.future) };
         loop {
+            let flushes = reader.flushes.get();
             let polled = {
                 // Restores the outer driver also if the future panics, so a
                 // reader used after a caught panic holds no pointer to this
@@ -1128,7 +1138,12 @@ impl<Fut: Future, B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize
                 let _driving = Driving::new(&reader.driver, cx.waker());
                 future.as_mut().poll(cx)
             };
-            if polled.is_ready() || !reader.flush() {
+            if polled.is_ready() {
+                return polled;
+            }
+            // Flush what is queued, or, if a full queue was flushed during
+            // the poll, poll again for the futures whose ops it read.
+            if !reader.flush() && reader.flushes.get() == flushes {
                 return polled;
             }
         }

@@ -587,3 +587,91 @@ fn a_backend_panic_leaves_reads_failing_not_unsound() {
     );
     assert_eq!(buf, [7; 4]);
 }
+
+/// Random reads with faults, boundaries and merges, all joined in one run:
+/// each future's result is what the synchronous reader gives for the same
+/// read alone.
+#[test]
+fn joined_reads_match_the_synchronous_reader() {
+    use batch_reader::Reader;
+    let mem: Vec<u8> = (0..=255).collect();
+    let geometry = Geometry::new(Some(32), 32, 8).expect("geometry");
+    let faulted = || {
+        let mut b = MemoryBackend::new(&mem, geometry);
+        b.inject_fault(70..72, ReadErrorKind::Io).expect("room");
+        b.inject_fault(150..151, ReadErrorKind::Unmapped)
+            .expect("room");
+        b
+    };
+    let mut sync: Reader<_, _> = Reader::new(faulted(), [0u8; 64]);
+    let mut rng = Rng(0x5eed);
+    let cases = if cfg!(miri) { 4 } else { 200 };
+    for _ in 0..cases {
+        let mut r = AsyncReader::<_, _, 8, 96>::new(faulted(), [0u8; 64]);
+        let specs: [(u64, usize); 8] =
+            core::array::from_fn(|_| (rng.next() % 270, (rng.next() % 24) as usize));
+        let mut bufs = [[0x55u8; 24]; 8];
+        let mut parts = bufs.iter_mut();
+        let futs: [_; 8] = core::array::from_fn(|i| {
+            let buf = parts.next().expect("8 buffers");
+            let (addr, len) = specs[i];
+            (addr, &mut buf[..len])
+        });
+        let got =
+            block_on(r.run(|r| {
+                embassy_futures::join::join_array(futs.map(|(addr, buf)| r.read(addr, buf)))
+            }));
+        for (i, &(addr, len)) in specs.iter().enumerate() {
+            let mut expect = [0x55u8; 24];
+            let want = match sync.read_buf(addr, &mut expect[..len]).first_error() {
+                None => Ok(()),
+                Some((valid, kind)) => Err(PartialRead { valid, kind }),
+            };
+            assert_eq!(got[i], want, "read {i} at {addr}, {len} bytes");
+            let valid = want.err().map_or(len, |e| e.valid);
+            assert_eq!(bufs[i][..valid], expect[..valid], "read {i}");
+            // After the failure: as it was, or (a read that went alone,
+            // straight into the buffer) bytes read past the failure.
+            for (j, &x) in bufs[i].iter().enumerate().take(len).skip(valid) {
+                let read_past = mem.get(addr as usize + j) == Some(&x);
+                assert!(x == 0x55 || read_past, "read {i}, byte {j}");
+            }
+            assert!(bufs[i][len..].iter().all(|&x| x == 0x55), "read {i}");
+        }
+        // One run step: every read in one flush, as far as max_ops (8) and
+        // retries of failed merges allow.
+        assert!(r.counters().backend_calls >= 1);
+        assert_eq!(
+            r.counters().ops,
+            specs.iter().filter(|s| s.1 > 0).count() as u64
+        );
+    }
+}
+
+#[test]
+fn a_run_polls_again_after_a_full_queue_flushed_inside_its_poll() {
+    // Exactly N reads: the last one fills the queue and flushes in its own
+    // poll, which leaves nothing queued and the other three read but not
+    // woken (a run stores no wakers). The run must poll again by itself.
+    let mem: Vec<u8> = (0..64).collect();
+    let backend = MemoryBackend::new(&mem, Geometry::new(None, 64, 64).expect("geometry"));
+    let mut r = AsyncReader::<_, _, 4>::new(backend, [0u8; 0]);
+    let noop = Waker::noop();
+    let mut cx = Context::from_waker(noop);
+    {
+        let mut run = pin!(r.run(|r| {
+            embassy_futures::join::join4(
+                r.read_val::<u8>(1),
+                r.read_val::<u8>(11),
+                r.read_val::<u8>(21),
+                r.read_val::<u8>(31),
+            )
+        }));
+        // One poll, no wake needed.
+        assert_eq!(
+            run.as_mut().poll(&mut cx),
+            Poll::Ready((Ok(1), Ok(11), Ok(21), Ok(31)))
+        );
+    }
+    assert_eq!(r.counters().backend_calls, 1);
+}
