@@ -251,10 +251,10 @@ pub struct AsyncReader<B, S, const N: usize = DEFAULT_QUEUE, const A: usize = DE
     /// The waker of the [`Run`] whose future is being polled right now, or
     /// null.
     driver: Cell<*const Waker>,
-    /// Counts flushes that sent ops (wrapping): a run whose future flushed a
-    /// full queue in its own poll polls it again, since the ops read then
-    /// may belong to futures that stored no waker.
-    flushes: Cell<u32>,
+    /// A read flushed a full queue in its own poll: the ops read then may
+    /// belong to futures that a run polls and that stored no waker, so the
+    /// run must poll its future again.
+    repoll: Cell<bool>,
     /// The counters as [`counters`](AsyncReader::counters) last read them,
     /// for a call made while a flush holds `inner`.
     counters: Cell<Counters>,
@@ -311,7 +311,7 @@ impl<B, S, const N: usize, const A: usize> AsyncReader<B, S, N, A> {
             }),
             busy: Cell::new(false),
             driver: Cell::new(ptr::null()),
-            flushes: Cell::new(0),
+            repoll: Cell::new(false),
             counters: Cell::new(Counters::default()),
         }
     }
@@ -514,8 +514,8 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
     /// Frees a read or cancelled slot and its staging.
     fn release(&mut self, idx: usize) {
         let slot = &mut self.slots[idx];
+        // `failure` is reset when the slot is next queued.
         slot.state = SlotState::Free;
-        slot.failure = None;
         // Cannot fail: a slot is freed once per use.
         let _ = self.free.push(idx);
         self.staged -= 1;
@@ -847,7 +847,6 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
         self.busy.set(false);
         match single {
             Some(waker) => {
-                self.flushes.set(self.flushes.get().wrapping_add(1));
                 if let Some(w) = waker {
                     w.wake();
                 }
@@ -874,9 +873,6 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
             inner.flush(&mut wakers)
         });
         self.busy.set(false);
-        if sent {
-            self.flushes.set(self.flushes.get().wrapping_add(1));
-        }
         // Popped, not iterated by value: moving the vector out would copy
         // all of its capacity.
         while let Some(w) = wakers.pop() {
@@ -924,6 +920,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
                         *slot = Some(idx);
                         if full {
                             self.flush();
+                            self.repoll.set(true);
                         } else if self.driven(cx) == (true, true) {
                             // Queued under the run that polls it: nothing
                             // to store, the run flushes and polls again.
@@ -1130,7 +1127,6 @@ impl<Fut: Future, B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize
         // SAFETY: see above; `this.future` stays where it is.
         let mut future = unsafe { Pin::new_unchecked(&mut this.future) };
         loop {
-            let flushes = reader.flushes.get();
             let polled = {
                 // Restores the outer driver also if the future panics, so a
                 // reader used after a caught panic holds no pointer to this
@@ -1143,7 +1139,7 @@ impl<Fut: Future, B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize
             }
             // Flush what is queued, or, if a full queue was flushed during
             // the poll, poll again for the futures whose ops it read.
-            if !reader.flush() && reader.flushes.get() == flushes {
+            if !reader.flush() && !reader.repoll.take() {
                 return polled;
             }
         }
