@@ -7,16 +7,19 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+mod auto;
 mod backend;
 pub mod backends;
 mod completion;
 mod counters;
 mod error;
 mod geometry;
+mod loom;
 mod op;
 mod policy;
 mod reader;
 
+pub use auto::{AsyncReader, DEFAULT_QUEUE, DEFAULT_STAGING, PartialRead, Read, ReadVal, Run};
 pub use backend::{ReadBackend, Report, ScatterOp};
 pub use completion::{Completion, Fragment, ReadSummary, Segment, Segments};
 pub use counters::Counters;

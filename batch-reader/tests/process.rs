@@ -205,3 +205,37 @@ fn a_process_that_is_gone_fails_every_op() {
     assert_eq!(s.ok_bytes(), 0);
     assert!(s.first_error().is_some());
 }
+
+#[test]
+#[cfg_attr(miri, ignore = "fork and process_vm_readv are system calls")]
+fn a_merged_read_of_more_than_iov_max_parts_is_split_not_retried() {
+    let (child, base, page) = spawn_child();
+    let parts = 3000.min(page);
+    let mut reader: Reader<_, _, 16, 4096> =
+        Reader::with_window(ProcessBackend::new(child.pid), [0u8; 0]);
+    // One-byte fields, adjacent in the child, each into a buffer of its
+    // own that is not next to the one before: one merged read of 3000
+    // parts, 3000 local iovecs.
+    let mut bufs = vec![[0u8; 2]; parts];
+    let mut ops: Vec<ReadOp<'_>> = bufs
+        .iter_mut()
+        .enumerate()
+        .map(|(i, b)| ReadOp::new((base + i) as u64, &mut b[..1], i))
+        .collect();
+    let mut ok = 0;
+    reader.read_many(&mut ops, |c| {
+        if c.is_ok() {
+            ok += 1;
+        }
+    });
+    drop(ops);
+    assert_eq!(ok, parts);
+    assert!(bufs.iter().enumerate().all(|(i, b)| b == &[pattern(i), 0]));
+    let c = reader.counters();
+    // One reader call, one merged backend op, nothing read again alone.
+    assert_eq!(
+        (c.backend_calls, c.backend_ops, c.merged_ops, c.retried_ops),
+        (1, 1, parts as u64, 0)
+    );
+    drop(child);
+}

@@ -171,6 +171,84 @@ impl ProcessBackend {
     }
 }
 
+impl ProcessBackend {
+    /// Reads one op with more parts than one call takes: consecutive calls,
+    /// each carrying up to IOV_MAX parts (parts that lie back to back in
+    /// memory share one iovec) and the matching stretch of the remote range,
+    /// until the op is read or a call stops short.
+    fn read_long(&self, op: &mut ScatterOp<'_, '_>) -> Report {
+        let mut done = 0usize;
+        let mut parts = op.parts.iter_mut().peekable();
+        while parts.peek().is_some() {
+            let mut local: heapless::Vec<libc::iovec, IOV_MAX> = heapless::Vec::new();
+            let mut len = 0usize;
+            while let Some(part) = parts.peek_mut() {
+                let (base, part_len) = (part.as_mut_ptr(), part.len());
+                match local.last_mut() {
+                    Some(last)
+                        if (last.iov_base as usize).wrapping_add(last.iov_len) == base as usize =>
+                    {
+                        last.iov_len += part_len;
+                    }
+                    _ => {
+                        if local
+                            .push(libc::iovec {
+                                iov_base: base.cast::<c_void>(),
+                                iov_len: part_len,
+                            })
+                            .is_err()
+                        {
+                            break;
+                        }
+                    }
+                }
+                len += part_len;
+                parts.next();
+            }
+            let remote = libc::iovec {
+                iov_base: (op.addr as usize).wrapping_add(done) as *mut c_void,
+                iov_len: len,
+            };
+            let r = loop {
+                // SAFETY: each local iovec describes one part, or several
+                // parts back to back in memory, of the op's buffers, each a
+                // live `&mut [u8]` borrowed mutably for this whole call; no
+                // two overlap and `local.len()` (at most IOV_MAX) are passed.
+                // The one remote iovec is only an address range in the other
+                // process, which the kernel checks.
+                let r = unsafe {
+                    libc::process_vm_readv(
+                        self.pid,
+                        local.as_ptr(),
+                        local.len() as libc::c_ulong,
+                        &remote,
+                        1,
+                        0,
+                    )
+                };
+                if r >= 0 || io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                    break r;
+                }
+            };
+            if r < 0 {
+                let kind = match io::Error::last_os_error().raw_os_error() {
+                    Some(libc::EPERM) => ReadErrorKind::PermissionDenied,
+                    Some(libc::EFAULT) | Some(libc::ESRCH) => ReadErrorKind::Unmapped,
+                    Some(libc::ENOMEM) | Some(libc::EINVAL) => ReadErrorKind::Other,
+                    _ => ReadErrorKind::Io,
+                };
+                return Report::failed(op.tag, done, kind);
+            }
+            let got = (r as usize).min(len);
+            done += got;
+            if got < len {
+                return Report::failed(op.tag, done, ReadErrorKind::Unmapped);
+            }
+        }
+        Report::ok(op.tag, done)
+    }
+}
+
 impl ReadBackend for ProcessBackend {
     #[inline]
     fn geometry(&self) -> Geometry {
@@ -236,9 +314,10 @@ impl ReadBackend for ProcessBackend {
             n += 1;
         }
         if n == 0 {
-            if let Some(op) = ops.first() {
-                // More parts than one call can carry.
-                report(Report::failed(op.tag, 0, ReadErrorKind::Other));
+            if let Some(op) = ops.first_mut() {
+                // More parts than one call can carry: this op alone, in
+                // calls of up to IOV_MAX parts each.
+                report(self.read_long(op));
                 return 1;
             }
         }

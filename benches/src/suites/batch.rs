@@ -5,7 +5,15 @@
 //!    this crate's batch API per op (64 ops per `read_many`), all reading
 //!    8 bytes at the same addresses of an in-memory source; the batch API
 //!    both with its ops built afresh per batch and with one op array reused,
-//!    and each of those shapes filled by hand without the crate (the floor).
+//!    and each of those shapes filled by hand without the crate (the floor);
+//!    then the table's async rows, on one current-thread tokio runtime: one
+//!    channel and two channels used sequentially in one task, two tasks
+//!    exchanging request and response, and this crate's `AsyncReader`
+//!    awaiting each read in turn (`auto_reader`) and as 8 and 64 joined
+//!    chains (`auto_reader_x8`, `auto_reader_x64`). More floors: the backend
+//!    alone on the same ops, fresh and reused (a batch without the reader),
+//!    and one synchronous `read_val` per address (the calls `auto_reader`
+//!    makes, without the futures).
 //! 2. `syscall`: pieces of 8–64 bytes of another process's memory — one
 //!    `process_vm_readv` per piece, the raw call batched 16/64/256 pieces at
 //!    a time, and this crate's `ProcessBackend` 64 pieces per batch; then the
@@ -18,13 +26,14 @@
 
 use crate::harness::{Compare, Ctx, row};
 use batch_reader::backends::{FileBackend, MemoryBackend, ProcessBackend};
-use batch_reader::{Geometry, ReadOp, Reader};
+use batch_reader::{AsyncReader, Geometry, ReadBackend, ReadOp, Reader};
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::fs::File;
 use std::hint::black_box;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -182,6 +191,38 @@ fn read_sum<const N: usize, const F: usize>(
     sum
 }
 
+/// The backend's `read_batch` called directly on `ops`, then the values
+/// summed as `by_hand` does: a batch without the reader.
+#[inline(always)]
+fn backend_sum(backend: &mut MemoryBackend<'_>, ops: &mut [ReadOp<'_>]) -> u64 {
+    let mut sum = 0u64;
+    let ops = black_box(ops);
+    backend.read_batch(ops, |r| sum = sum.wrapping_add(r.valid as u64));
+    ops.iter()
+        .fold(sum, |sum, op| match <[u8; 8]>::try_from(&*op.buf) {
+            Ok(v) => sum.wrapping_add(u64::from_ne_bytes(v)),
+            Err(_) => sum,
+        })
+}
+
+/// `K` chains joined, chain `k` awaiting the `k`-th `K`-th of `addrs` one
+/// read after the other: `K` reads per flush. The sums of the chains.
+async fn joined_chains<const K: usize, B: ReadBackend>(
+    r: &AsyncReader<B, [u8; 0]>,
+    addrs: &[usize],
+) -> [u64; K] {
+    let part = addrs.len().div_ceil(K);
+    embassy_futures::join::join_array(core::array::from_fn::<_, K, _>(|k| async move {
+        let mut sum = 0u64;
+        for &a in addrs.chunks(part).nth(k).unwrap_or(&[]) {
+            let v = r.read_val::<u64>(black_box(a) as u64).await;
+            sum = sum.wrapping_add(v.unwrap_or(0));
+        }
+        sum
+    }))
+    .await
+}
+
 fn seed(ctx: &Ctx) {
     const BATCH: usize = 64;
     let calls: usize = ctx.pick(1 << 18, 1 << 16);
@@ -191,8 +232,25 @@ fn seed(ctx: &Ctx) {
         .map(|_| (rng.next() as usize % ((1 << 20) - 8)) & !7)
         .collect();
     let (mem, addrs) = (&mem, &addrs);
-    let (deque_log, batch_log) = (Log::default(), Log::default());
-    let (deque_log, batch_log) = (&deque_log, &batch_log);
+    let logs: [Log; 11] = Default::default();
+    let [
+        deque_log,
+        batch_log,
+        reused_log,
+        by_hand_log,
+        by_hand_reused_log,
+        channel_async_log,
+        auto_log,
+        read_val_log,
+        backend_log,
+        auto64_log,
+        backend_fresh_log,
+    ] = &logs;
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("tokio runtime");
+    let rt = &rt;
 
     let mut c = Compare::new("batch", "seed", "bare");
     c.variant("bare", || {
@@ -266,17 +324,157 @@ fn seed(ctx: &Ctx) {
     // a caller that reads the same shapes over and over can do.
     let mut reader = new_reader();
     c.variant("batch_api_reused", move || {
-        timed_reused::<BATCH>(addrs, |ops| read_sum(&mut reader, ops))
+        logged(
+            reused_log,
+            timed_reused::<BATCH>(addrs, |ops| read_sum(&mut reader, ops)),
+        )
     });
     // Not contenders: the two batch shapes without the crate. The same ops,
     // each filled by a plain copy from memory and consumed the same way.
     // What the caller's side of a batch costs, the floor under `batch_api`
     // and `batch_api_reused`.
     c.variant("ops_by_hand", move || {
-        timed_fresh::<BATCH>(addrs, |ops| by_hand(mem, black_box(ops)))
+        logged(
+            by_hand_log,
+            timed_fresh::<BATCH>(addrs, |ops| by_hand(mem, black_box(ops))),
+        )
     });
     c.variant("ops_by_hand_reused", move || {
-        timed_reused::<BATCH>(addrs, |ops| by_hand(mem, black_box(ops)))
+        logged(
+            by_hand_reused_log,
+            timed_reused::<BATCH>(addrs, |ops| by_hand(mem, black_box(ops))),
+        )
+    });
+    // Not a contender either: the backend alone, called directly on the
+    // reused op array with a report callback that sums, as the reader's
+    // direct route calls it. What is left of a batch without the reader.
+    let mut backend = MemoryBackend::new(mem, geometry);
+    c.variant("backend_only_reused", move || {
+        logged(
+            backend_log,
+            timed_reused::<BATCH>(addrs, |ops| backend_sum(&mut backend, ops)),
+        )
+    });
+    let mut backend = MemoryBackend::new(mem, geometry);
+    c.variant("backend_only", move || {
+        logged(
+            backend_fresh_log,
+            timed_fresh::<BATCH>(addrs, |ops| backend_sum(&mut backend, ops)),
+        )
+    });
+    // One synchronous `read_val` per address: one backend call per read,
+    // the calls a sequence of awaited reads makes. The floor under
+    // `auto_reader`.
+    // The same reader type the async reader holds (no scratch, a fragment
+    // table as long as its queue).
+    let mut single = Reader::<
+        _,
+        _,
+        { batch_reader::DEFAULT_WINDOW },
+        { batch_reader::DEFAULT_QUEUE },
+    >::with_window(MemoryBackend::new(mem, geometry), [0u8; 0]);
+    c.variant("reader_read_val", move || {
+        let t = Instant::now();
+        let mut sum = 0u64;
+        for &a in addrs {
+            sum = sum.wrapping_add(single.read_val::<u64>(black_box(a) as u64).unwrap_or(0));
+        }
+        black_box(sum);
+        logged(read_val_log, t.elapsed())
+    });
+    // The async rows, all on one current-thread runtime.
+    c.variant("channel_async", move || {
+        rt.block_on(async move {
+            let (tx, mut rx) = tokio::sync::mpsc::channel::<usize>(16);
+            let t = Instant::now();
+            let mut sum = 0u64;
+            for &a in addrs {
+                let _ = tx.send(black_box(a)).await;
+                if let Some(a) = rx.recv().await {
+                    sum = sum.wrapping_add(bare_read(mem, a));
+                }
+            }
+            black_box(sum);
+            logged(channel_async_log, t.elapsed())
+        })
+    });
+    c.variant("two_channels_async", move || {
+        rt.block_on(async move {
+            let (req_tx, mut req_rx) = tokio::sync::mpsc::channel::<usize>(16);
+            let (resp_tx, mut resp_rx) = tokio::sync::mpsc::channel::<u64>(16);
+            let t = Instant::now();
+            let mut sum = 0u64;
+            for &a in addrs {
+                let _ = req_tx.send(black_box(a)).await;
+                if let Some(a) = req_rx.recv().await {
+                    let _ = resp_tx.send(bare_read(mem, a)).await;
+                }
+                if let Some(v) = resp_rx.recv().await {
+                    sum = sum.wrapping_add(v);
+                }
+            }
+            black_box(sum);
+            t.elapsed()
+        })
+    });
+    // A spawned task needs memory it can own: the same bytes, shared.
+    let shared: Arc<[u8]> = Arc::from(&mem[..]);
+    c.variant("two_tasks", move || {
+        let shared = Arc::clone(&shared);
+        rt.block_on(async move {
+            let (req_tx, mut req_rx) = tokio::sync::mpsc::channel::<usize>(16);
+            let (resp_tx, mut resp_rx) = tokio::sync::mpsc::channel::<u64>(16);
+            let server = tokio::spawn(async move {
+                while let Some(a) = req_rx.recv().await {
+                    if resp_tx.send(bare_read(&shared, a)).await.is_err() {
+                        break;
+                    }
+                }
+            });
+            let t = Instant::now();
+            let mut sum = 0u64;
+            for &a in addrs {
+                let _ = req_tx.send(black_box(a)).await;
+                if let Some(v) = resp_rx.recv().await {
+                    sum = sum.wrapping_add(v);
+                }
+            }
+            let t = t.elapsed();
+            drop(req_tx);
+            let _ = server.await;
+            black_box(sum);
+            t
+        })
+    });
+    // Each read awaited before the next: one op per flush, the same
+    // request-response shape as the channel rows.
+    let mut auto = AsyncReader::<_, _>::new(MemoryBackend::new(mem, geometry), [0u8; 0]);
+    c.variant("auto_reader", move || {
+        let t = Instant::now();
+        let sum = rt.block_on(auto.run(|r| async move {
+            let mut sum = 0u64;
+            for &a in addrs {
+                let v = r.read_val::<u64>(black_box(a) as u64).await;
+                sum = sum.wrapping_add(v.unwrap_or(0));
+            }
+            sum
+        }));
+        black_box(sum);
+        logged(auto_log, t.elapsed())
+    });
+    // The same reads as 8 and as 64 chains joined: 8 or 64 ops per flush
+    // (64: the batch API's batch size).
+    let mut auto = AsyncReader::<_, _>::new(MemoryBackend::new(mem, geometry), [0u8; 0]);
+    c.variant("auto_reader_x8", move || {
+        let t = Instant::now();
+        black_box(rt.block_on(auto.run(|r| joined_chains::<8, _>(r, addrs))));
+        t.elapsed()
+    });
+    let mut auto = AsyncReader::<_, _>::new(MemoryBackend::new(mem, geometry), [0u8; 0]);
+    c.variant("auto_reader_x64", move || {
+        let t = Instant::now();
+        black_box(rt.block_on(auto.run(|r| joined_chains::<64, _>(r, addrs))));
+        logged(auto64_log, t.elapsed())
     });
     let r = c.run(ctx.rounds(31, 7));
     r.emit_rate_ratio(calls as f64 / 1e6, "Mcalls/s");
@@ -284,6 +482,56 @@ fn seed(ctx: &Ctx) {
         "batch",
         "seed.batch_api.rate_vs_deque",
         paired(deque_log, batch_log),
+        "x",
+    );
+    // Rate ratios against the by-hand floors: time of the floor over time of
+    // the crate, paired in the same rounds.
+    row(
+        "batch",
+        "seed.batch_api.rate_vs_ops_by_hand",
+        paired(by_hand_log, batch_log),
+        "x",
+    );
+    row(
+        "batch",
+        "seed.batch_api_reused.rate_vs_ops_by_hand_reused",
+        paired(by_hand_reused_log, reused_log),
+        "x",
+    );
+    row(
+        "batch",
+        "seed.backend_only.rate_vs_ops_by_hand",
+        paired(by_hand_log, backend_fresh_log),
+        "x",
+    );
+    row(
+        "batch",
+        "seed.backend_only_reused.rate_vs_ops_by_hand_reused",
+        paired(by_hand_reused_log, backend_log),
+        "x",
+    );
+    row(
+        "batch",
+        "seed.auto_reader.rate_vs_channel_async",
+        paired(channel_async_log, auto_log),
+        "x",
+    );
+    row(
+        "batch",
+        "seed.auto_reader.rate_vs_reader_read_val",
+        paired(read_val_log, auto_log),
+        "x",
+    );
+    row(
+        "batch",
+        "seed.auto_reader_x64.rate_vs_channel_async",
+        paired(channel_async_log, auto64_log),
+        "x",
+    );
+    row(
+        "batch",
+        "seed.auto_reader_x64.rate_vs_batch_api",
+        paired(batch_log, auto64_log),
         "x",
     );
 }

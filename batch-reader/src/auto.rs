@@ -1,0 +1,1166 @@
+//! [`AsyncReader`]: reads that batch themselves on `.await`.
+//!
+//! Callers `.await` single reads; the reader queues them and sends every
+//! queued op to the backend in one call when the task would otherwise return
+//! `Pending`, or when `N` ops are queued. The task drives the backend itself:
+//! there is no backend task, thread or channel.
+//!
+//! Bytes go from the backend into the reader's own staging space and are
+//! copied into a caller's buffer only while that caller's future is being
+//! polled, so a future that is dropped or leaked at any point leaves nothing
+//! behind that could write to its buffer.
+
+use core::cell::Cell;
+use core::fmt;
+use core::future::Future;
+use core::marker::PhantomData;
+use core::mem;
+use core::pin::Pin;
+use core::ptr;
+use core::task::{Context, Poll, Waker};
+
+use zerocopy::{FromBytes, IntoBytes};
+
+use crate::loom::UnsafeCell;
+use crate::{CoalescePolicy, Counters, DEFAULT_WINDOW, ReadBackend, ReadErrorKind, ReadOp, Reader};
+
+/// Default number of ops an [`AsyncReader`] queues before it flushes
+/// without waiting for the task to run out of work.
+///
+/// # Examples
+///
+/// ```
+/// use batch_reader::{backends::MemoryBackend, AsyncReader, Geometry, DEFAULT_QUEUE};
+///
+/// let mem = [0u8; 16];
+/// let reader: AsyncReader<_, _> =
+///     AsyncReader::new(MemoryBackend::new(&mem, Geometry::new(None, 16, 1024)?), [0u8; 0]);
+/// assert_eq!(reader.queue_capacity(), DEFAULT_QUEUE);
+/// # Ok::<(), batch_reader::GeometryError>(())
+/// ```
+pub const DEFAULT_QUEUE: usize = 256;
+
+/// Default size in bytes of an [`AsyncReader`]'s staging space.
+///
+/// # Examples
+///
+/// ```
+/// use batch_reader::{backends::MemoryBackend, AsyncReader, Geometry, DEFAULT_STAGING};
+///
+/// let mem = [0u8; 16];
+/// let reader: AsyncReader<_, _> =
+///     AsyncReader::new(MemoryBackend::new(&mem, Geometry::new(None, 16, 1024)?), [0u8; 0]);
+/// assert_eq!(reader.staging_capacity(), DEFAULT_STAGING);
+/// # Ok::<(), batch_reader::GeometryError>(())
+/// ```
+pub const DEFAULT_STAGING: usize = 4096;
+
+/// A read that failed part-way: bytes `[0, valid)` of the caller's buffer
+/// were read and the byte at `valid` failed with `kind`. From `valid` on, the
+/// buffer holds what it held before, except after a read too large for the
+/// staging space, which goes straight into the buffer: there it may also hold
+/// bytes read past the failure.
+///
+/// # Examples
+///
+/// ```
+/// use batch_reader::{PartialRead, ReadErrorKind};
+///
+/// let e = PartialRead { valid: 3, kind: ReadErrorKind::Unmapped };
+/// assert_eq!(e.to_string(), "read failed after 3 bytes: address not mapped");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PartialRead {
+    /// How many bytes, from the start of the buffer, were read.
+    pub valid: usize,
+    /// Why the byte at `valid` could not be read.
+    pub kind: ReadErrorKind,
+}
+
+impl fmt::Display for PartialRead {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "read failed after {} bytes: {}", self.valid, self.kind)
+    }
+}
+
+impl core::error::Error for PartialRead {}
+
+/// Where a queued op is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SlotState {
+    /// Not in use.
+    Free,
+    /// Waiting for the next flush.
+    Queued,
+    /// Its future was dropped while it was queued: the next flush skips it
+    /// and frees it.
+    Cancelled,
+    /// Read; its bytes wait in staging until its future is polled or dropped.
+    Done,
+}
+
+/// One queued op.
+#[derive(Debug)]
+struct Slot {
+    state: SlotState,
+    addr: u64,
+    /// Where its bytes go in staging.
+    off: usize,
+    len: usize,
+    /// Offset and kind of its first failed byte, once read.
+    failure: Option<(usize, ReadErrorKind)>,
+    /// Whom to wake when it is read; `None` when the flush is made by the
+    /// [`Run`] that polls it, which re-polls without being woken.
+    waker: Option<Waker>,
+}
+
+impl Slot {
+    const FREE: Slot = Slot {
+        state: SlotState::Free,
+        addr: 0,
+        off: 0,
+        len: 0,
+        failure: None,
+        waker: None,
+    };
+}
+
+/// Everything the futures share, behind the reader's one cell.
+struct Inner<B, S, const N: usize, const A: usize> {
+    reader: Reader<B, S, DEFAULT_WINDOW, N>,
+    staging: [u8; A],
+    slots: [Slot; N],
+    /// Indices of free slots.
+    free: heapless::Vec<usize, N>,
+    /// Indices of queued (and cancelled) slots, in queue order, which is also
+    /// the order of their staging offsets.
+    queue: heapless::Vec<usize, N>,
+    /// The next free staging byte.
+    bump: usize,
+    /// Slots holding staging bytes (queued, cancelled or done); staging is
+    /// reused from its start once this is zero.
+    staged: usize,
+}
+
+/// `to.copy_from_slice(from)`, without a call to `memcpy` for the 8-byte
+/// values most reads are.
+#[inline(always)]
+fn copy_small(to: &mut [u8], from: &[u8]) {
+    match (
+        <&mut [u8; 8]>::try_from(&mut *to),
+        <&[u8; 8]>::try_from(from),
+    ) {
+        (Ok(to), Ok(from)) => *to = *from,
+        _ => to.copy_from_slice(from),
+    }
+}
+
+/// What a first poll got.
+enum Enqueued {
+    /// Queued in this slot; `true` if that filled the queue.
+    Slot(usize, bool),
+    /// No room (slots or staging): read at once, alone.
+    Direct,
+}
+
+/// What polling a queued op found.
+enum Status {
+    /// Read; the copy to the caller is made.
+    Ready(Option<(usize, ReadErrorKind)>, Option<Waker>),
+    /// Still queued.
+    Queued {
+        /// Its stored waker does not wake this context.
+        stale_waker: bool,
+    },
+}
+
+/// A reader whose reads batch themselves: each `read(..).await` or
+/// `read_val(..).await` queues one op, and every op queued when the task runs
+/// out of other work goes to the backend in one call.
+///
+/// - `N` (default [`DEFAULT_QUEUE`]) is the most ops queued at once; the
+///   reader flushes as soon as `N` are queued. It is also the fragment table
+///   of the [`Reader`] inside, so a flush that the backend's geometry allows
+///   in one call is one call.
+/// - `A` (default [`DEFAULT_STAGING`]) is the staging space, in bytes, that
+///   queued reads land in before their futures copy them out. A read that
+///   does not fit in it, even with the bytes in use moved together, or that
+///   finds all `N` slots taken, is made at once on its own.
+/// - `S` is the scratch space of the [`Reader`] inside (see there).
+///
+/// # Flushing
+///
+/// Inside [`run`](AsyncReader::run), a flush happens every time the future
+/// being run returns `Pending` with ops queued: the run flushes and polls it
+/// again at once, and returns `Pending` only when nothing is queued. Awaited
+/// anywhere else (no `run`), a read that is queued wakes its task and flushes
+/// when it is polled again, so the batch is every op queued by then, at the
+/// cost of one trip through the executor.
+///
+/// # Buffers on the stack
+///
+/// The backend only ever writes into the reader's staging space. A future
+/// copies its bytes into the caller's buffer while it is being polled, when
+/// it holds that buffer. A future dropped while its op is queued takes the op
+/// out of the next batch; a future leaked with `mem::forget` keeps its slot
+/// and staging until the reader is dropped, and never touches its buffer
+/// again. No `unsafe` contract is put on callers.
+///
+/// The reader is not `Sync`: the futures of one reader live in one task (or
+/// in tasks of one thread).
+///
+/// A backend that panics during a flush leaves the reader failing every
+/// later read with [`Other`](ReadErrorKind::Other): the queue it was reading
+/// is not trusted again.
+///
+/// # Examples
+///
+/// Three chains of dependent reads, of 1, 3 and 5 reads, joined: 5 backend
+/// calls, one per step of the longest chain.
+///
+/// ```
+/// use batch_reader::{backends::MemoryBackend, AsyncReader, Geometry};
+/// use embassy_futures::{block_on, join::join3};
+///
+/// // Each 8-byte word holds the address of the next word.
+/// let mut mem = vec![0u8; 1024];
+/// for i in 0..128u64 {
+///     mem[i as usize * 8..][..8].copy_from_slice(&((i + 1) * 8).to_ne_bytes());
+/// }
+/// let backend = MemoryBackend::new(&mem, Geometry::new(None, 1024, 1024)?);
+/// let mut reader: AsyncReader<_, _> = AsyncReader::new(backend, [0u8; 0]);
+/// let (a, b, c) = block_on(reader.run(|r| async move {
+///     let chain = |start: u64, steps: usize| async move {
+///         let mut p = start;
+///         for _ in 0..steps {
+///             p = r.read_val::<u64>(p).await?;
+///         }
+///         Ok::<u64, batch_reader::ReadErrorKind>(p)
+///     };
+///     join3(chain(0, 1), chain(160, 3), chain(480, 5)).await
+/// }));
+/// assert_eq!((a, b, c), (Ok(8), Ok(184), Ok(520)));
+/// assert_eq!(reader.counters().backend_calls, 5);
+/// # Ok::<(), batch_reader::GeometryError>(())
+/// ```
+pub struct AsyncReader<B, S, const N: usize = DEFAULT_QUEUE, const A: usize = DEFAULT_STAGING> {
+    inner: UnsafeCell<Inner<B, S, N, A>>,
+    /// A flush is under way: the backend is running, and `inner` is
+    /// borrowed. Anything that would touch `inner` checks this first.
+    busy: Cell<bool>,
+    /// The waker of the [`Run`] whose future is being polled right now, or
+    /// null.
+    driver: Cell<*const Waker>,
+    /// A read flushed a full queue in its own poll: the ops read then may
+    /// belong to futures that a run polls and that stored no waker, so the
+    /// run must poll its future again.
+    repoll: Cell<bool>,
+    /// The counters as [`counters`](AsyncReader::counters) last read them,
+    /// for a call made while a flush holds `inner`.
+    counters: Cell<Counters>,
+}
+
+// SAFETY: the only field that is not `Send` on its own is `driver`, a
+// pointer that is non-null only while a `Run` borrowing the reader is being
+// polled; the reader cannot be moved to another thread while it is borrowed,
+// so a reader that moves carries a null pointer. Everything else (the
+// backend, the scratch, the stored wakers) is `Send` by the bounds.
+unsafe impl<B: Send, S: Send, const N: usize, const A: usize> Send for AsyncReader<B, S, N, A> {}
+
+impl<B, S, const N: usize, const A: usize> fmt::Debug for AsyncReader<B, S, N, A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AsyncReader")
+            .field("counters", &self.counters.get())
+            .field("busy", &self.busy.get())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<B, S, const N: usize, const A: usize> AsyncReader<B, S, N, A> {
+    /// A reader over `backend`, with `scratch` for merged reads (see
+    /// [`Reader`]). `N` must be non-zero (a compile-time check).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, AsyncReader, Geometry};
+    ///
+    /// let mem = [7u8; 64];
+    /// let backend = MemoryBackend::new(&mem, Geometry::new(None, 64, 64)?);
+    /// // Up to 16 ops per batch, 256 bytes of staging.
+    /// let reader = AsyncReader::<_, _, 16, 256>::new(backend, [0u8; 64]);
+    /// assert_eq!(embassy_futures::block_on(reader.read_val::<u16>(0)), Ok(0x0707));
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
+    pub fn new(backend: B, scratch: S) -> Self {
+        const { assert!(N > 0, "the queue must hold at least one op") };
+        let mut free = heapless::Vec::new();
+        for i in (0..N).rev() {
+            // Cannot fail: N indices into a vector of capacity N.
+            let _ = free.push(i);
+        }
+        Self {
+            inner: UnsafeCell::new(Inner {
+                reader: Reader::with_window(backend, scratch),
+                staging: [0; A],
+                slots: [const { Slot::FREE }; N],
+                free,
+                queue: heapless::Vec::new(),
+                bump: 0,
+                staged: 0,
+            }),
+            busy: Cell::new(false),
+            driver: Cell::new(ptr::null()),
+            repoll: Cell::new(false),
+            counters: Cell::new(Counters::default()),
+        }
+    }
+
+    /// `N`: the most ops queued at once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, AsyncReader, Geometry};
+    ///
+    /// let backend = MemoryBackend::new(&[], Geometry::new(None, 16, 16)?);
+    /// assert_eq!(AsyncReader::<_, _, 8>::new(backend, [0u8; 0]).queue_capacity(), 8);
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
+    pub fn queue_capacity(&self) -> usize {
+        N
+    }
+
+    /// `A`: the bytes of staging space queued reads share.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, AsyncReader, Geometry};
+    ///
+    /// let backend = MemoryBackend::new(&[], Geometry::new(None, 16, 16)?);
+    /// assert_eq!(AsyncReader::<_, _, 8, 64>::new(backend, [0u8; 0]).staging_capacity(), 64);
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
+    pub fn staging_capacity(&self) -> usize {
+        A
+    }
+
+    /// Running totals of the [`Reader`] inside: `backend_calls` counts
+    /// flushes and reads made alone. Called from inside the reader's own
+    /// backend during a flush, it returns the totals it last returned.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, AsyncReader, Geometry};
+    /// use embassy_futures::{block_on, join::join};
+    ///
+    /// let mem: Vec<u8> = (0..64).collect();
+    /// let backend = MemoryBackend::new(&mem, Geometry::new(None, 64, 64)?);
+    /// let mut reader: AsyncReader<_, _> = AsyncReader::new(backend, [0u8; 0]);
+    /// let (a, b) = block_on(reader.run(|r| join(r.read_val::<u8>(3), r.read_val::<u8>(40))));
+    /// assert_eq!((a, b), (Ok(3), Ok(40)));
+    /// let c = reader.counters();
+    /// assert_eq!((c.backend_calls, c.ops), (1, 2));
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
+    pub fn counters(&self) -> Counters {
+        match self.with(|inner| inner.reader.counters()) {
+            Some(now) => {
+                self.counters.set(now);
+                now
+            }
+            None => self.counters.get(),
+        }
+    }
+
+    /// Replaces the coalescing policy of the [`Reader`] inside.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, AsyncReader, CoalescePolicy, Geometry};
+    ///
+    /// let backend = MemoryBackend::new(&[], Geometry::new(None, 16, 16)?);
+    /// let mut reader: AsyncReader<_, _> = AsyncReader::new(backend, [0u8; 0]);
+    /// reader.set_policy(CoalescePolicy::disabled());
+    /// assert_eq!(reader.policy(), CoalescePolicy::disabled());
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
+    pub fn set_policy(&mut self, policy: CoalescePolicy) -> &mut Self {
+        self.inner_mut().reader.set_policy(policy);
+        self
+    }
+
+    /// The coalescing policy of the [`Reader`] inside.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, AsyncReader, CoalescePolicy, Geometry};
+    ///
+    /// let backend = MemoryBackend::new(&[], Geometry::new(None, 16, 16)?);
+    /// let mut reader: AsyncReader<_, _> = AsyncReader::new(backend, [0u8; 0]);
+    /// assert_eq!(reader.policy(), CoalescePolicy::default());
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
+    pub fn policy(&mut self) -> CoalescePolicy {
+        self.inner_mut().reader.policy()
+    }
+
+    /// The backend, for changes between reads (no future can be alive).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, AsyncReader, Geometry, ReadErrorKind};
+    ///
+    /// let mem = [0u8; 16];
+    /// let backend = MemoryBackend::new(&mem, Geometry::new(None, 16, 16)?);
+    /// let mut reader: AsyncReader<_, _> = AsyncReader::new(backend, [0u8; 0]);
+    /// reader.backend_mut().inject_fault(0..4, ReadErrorKind::Io)?;
+    /// assert_eq!(embassy_futures::block_on(reader.read_val::<u8>(2)), Err(ReadErrorKind::Io));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn backend_mut(&mut self) -> &mut B {
+        self.inner_mut().reader.backend_mut()
+    }
+
+    /// Takes the reader apart. Ops still queued (by leaked futures) are
+    /// dropped unread.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, AsyncReader, Geometry};
+    ///
+    /// let backend = MemoryBackend::new(&[], Geometry::new(None, 16, 16)?);
+    /// let reader: AsyncReader<_, _> = AsyncReader::new(backend, [1u8; 4]);
+    /// let (_backend, scratch) = reader.into_parts();
+    /// assert_eq!(scratch, [1; 4]);
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
+    pub fn into_parts(self) -> (B, S) {
+        let Inner { reader, .. } = self.inner.into_inner();
+        reader.into_parts()
+    }
+
+    /// The shared state, through an exclusive borrow of the reader.
+    fn inner_mut(&mut self) -> &mut Inner<B, S, N, A> {
+        self.inner.with_mut(|p| {
+            // SAFETY: `&mut self` excludes every other access to the cell (no
+            // future borrowing the reader can be alive, no flush under way),
+            // and the borrow returned is tied to `&mut self`.
+            unsafe { &mut *p }
+        })
+    }
+
+    /// Runs `f` on the shared state, or returns `None` during a flush (a
+    /// backend that reaches its own reader again).
+    #[inline]
+    fn with<R>(&self, f: impl FnOnce(&mut Inner<B, S, N, A>) -> R) -> Option<R> {
+        if self.busy.get() {
+            return None;
+        }
+        Some(self.inner.with_mut(|p| {
+            // SAFETY: the reader is not `Sync`, so only this thread reaches
+            // the cell. `busy` is false, so no flush holds a borrow of it,
+            // and none of the closures given here calls code that could
+            // reach the reader again (no backend, waker or caller code runs
+            // inside: wakers are cloned before and dropped or woken after),
+            // so this borrow is the only one until it ends.
+            f(unsafe { &mut *p })
+        }))
+    }
+
+    /// Takes a queued op's future away: it leaves the next batch, or, if
+    /// read, frees its slot and staging.
+    fn cancel(&self, idx: usize) {
+        let waker = self.with(|inner| {
+            let slot = &mut inner.slots[idx];
+            let waker = slot.waker.take();
+            match slot.state {
+                SlotState::Queued => {
+                    slot.state = SlotState::Cancelled;
+                    inner.drop_cancelled();
+                }
+                SlotState::Done => inner.release(idx),
+                SlotState::Free | SlotState::Cancelled => {}
+            }
+            waker
+        });
+        // A drop from inside the backend cannot touch the state: the slot
+        // stays queued and is read and kept like a leaked future's.
+        drop(waker);
+    }
+
+    /// The waker of the run being polled, if `cx` belongs to it.
+    #[inline]
+    fn driven(&self, cx: &Context<'_>) -> (bool, bool) {
+        let driver = self.driver.get();
+        if driver.is_null() {
+            return (false, false);
+        }
+        // SAFETY: `driver` is non-null only while `Run::poll` polls its
+        // future, and then points at the waker of that poll's context, which
+        // outlives the poll; we are inside it.
+        let same = cx.waker().will_wake(unsafe { &*driver });
+        (true, same)
+    }
+}
+
+impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
+    /// Frees a read or cancelled slot and its staging.
+    fn release(&mut self, idx: usize) {
+        let slot = &mut self.slots[idx];
+        // `failure` is reset when the slot is next queued.
+        slot.state = SlotState::Free;
+        // Cannot fail: a slot is freed once per use.
+        let _ = self.free.push(idx);
+        self.staged -= 1;
+        if self.staged == 0 {
+            self.bump = 0;
+        }
+    }
+
+    /// Empties the queue if every op in it was cancelled, so that their
+    /// slots and staging come back without waiting for a flush.
+    fn drop_cancelled(&mut self) {
+        let slots = &self.slots;
+        if self
+            .queue
+            .iter()
+            .all(|&i| slots[i].state == SlotState::Cancelled)
+        {
+            while let Some(i) = self.queue.pop() {
+                self.release(i);
+            }
+        }
+    }
+
+    /// Moves the staged bytes of every slot in use to the front of staging,
+    /// in the order they lie there (so queue order stays staging order), and
+    /// returns the space after them. Tasks that keep reads in flight while
+    /// they consume others never let staging empty, so without this the
+    /// space would run out however little of it is in use. Out of line: it
+    /// runs once per staging-full, and its list of slots is large.
+    #[cold]
+    #[inline(never)]
+    fn compact(&mut self) {
+        let mut live: heapless::Vec<usize, N> = heapless::Vec::new();
+        for (i, slot) in self.slots.iter().enumerate() {
+            if slot.state != SlotState::Free {
+                // Cannot fail: N slots.
+                let _ = live.push(i);
+            }
+        }
+        let slots = &mut self.slots;
+        live.sort_unstable_by_key(|&i| slots[i].off);
+        let mut to = 0;
+        for &i in live.iter() {
+            let slot = &mut slots[i];
+            // Moves down only: `to` never passes a slot's offset.
+            self.staging.copy_within(slot.off..slot.off + slot.len, to);
+            slot.off = to;
+            to += slot.len;
+        }
+        self.bump = to;
+    }
+
+    /// Queues a read of `len` (non-zero) bytes at `addr`.
+    fn enqueue(&mut self, addr: u64, len: usize) -> Enqueued {
+        if self.queue.is_full() || len > A {
+            return Enqueued::Direct;
+        }
+        if len > A - self.bump {
+            self.compact();
+            if len > A - self.bump {
+                return Enqueued::Direct;
+            }
+        }
+        let Some(idx) = self.free.pop() else {
+            return Enqueued::Direct;
+        };
+        let slot = &mut self.slots[idx];
+        slot.state = SlotState::Queued;
+        slot.addr = addr;
+        slot.off = self.bump;
+        slot.len = len;
+        slot.failure = None;
+        self.bump += len;
+        self.staged += 1;
+        // Cannot fail: checked above.
+        let _ = self.queue.push(idx);
+        Enqueued::Slot(idx, self.queue.is_full())
+    }
+
+    /// Where a queued op stands; if read, copies its valid prefix into `out`
+    /// and frees it.
+    fn status(&mut self, idx: usize, out: &mut [u8], cx: &Context<'_>) -> Status {
+        let slot = &mut self.slots[idx];
+        match slot.state {
+            SlotState::Done => {
+                let failure = slot.failure;
+                let valid = failure.map_or(slot.len, |(v, _)| v).min(out.len());
+                let from = self.staging.get(slot.off..slot.off + valid).unwrap_or(&[]);
+                if let Some(to) = out.get_mut(..from.len()) {
+                    copy_small(to, from);
+                }
+                let waker = slot.waker.take();
+                self.release(idx);
+                Status::Ready(failure, waker)
+            }
+            SlotState::Queued => Status::Queued {
+                stale_waker: !slot.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())),
+            },
+            // Not reachable for a live future's slot.
+            SlotState::Free | SlotState::Cancelled => {
+                Status::Ready(Some((0, ReadErrorKind::Other)), None)
+            }
+        }
+    }
+
+    /// The flush of a queue holding exactly one op, still queued: one
+    /// `read_buf` into its staging (the same `read_many` on a batch of one,
+    /// which the compiler specializes for that length). Returns the waker to
+    /// wake, or `None` (having done nothing) for any other queue.
+    fn flush_single(&mut self) -> Option<Option<Waker>>
+    where
+        B: ReadBackend,
+        S: AsMut<[u8]>,
+    {
+        let [idx] = self.queue[..] else {
+            return None;
+        };
+        let Inner {
+            reader,
+            staging,
+            slots,
+            queue,
+            ..
+        } = self;
+        let slot = slots.get_mut(idx)?;
+        if slot.state != SlotState::Queued {
+            return None;
+        }
+        let buf = staging.get_mut(slot.off..slot.off + slot.len)?;
+        slot.failure = reader.read_buf(slot.addr, buf).first_error();
+        slot.state = SlotState::Done;
+        queue.clear();
+        Some(slot.waker.take())
+    }
+
+    /// Sends every queued op to the backend in one `read_many`, marks them
+    /// read, frees cancelled ones, and moves the wakers to wake into
+    /// `wakers`. Returns whether any op was sent.
+    fn flush(&mut self, wakers: &mut heapless::Vec<Waker, N>) -> bool
+    where
+        B: ReadBackend,
+        S: AsMut<[u8]>,
+    {
+        let Inner {
+            reader,
+            staging,
+            slots,
+            queue,
+            ..
+        } = self;
+        let mut ops: heapless::Vec<ReadOp<'_>, N> = heapless::Vec::new();
+        // Queue order is staging order, so the ops' buffers are carved off
+        // the front of what is left of staging, one after the other.
+        let mut rest: &mut [u8] = &mut staging[..];
+        let mut at = 0;
+        for &idx in queue.iter() {
+            let slot = &mut slots[idx];
+            if slot.state != SlotState::Queued {
+                continue;
+            }
+            let carved = slot
+                .off
+                .checked_sub(at)
+                .and_then(|skip| mem::take(&mut rest).split_at_mut_checked(skip))
+                .and_then(|(_, tail)| tail.split_at_mut_checked(slot.len));
+            let Some((buf, tail)) = carved else {
+                // Not reachable: queued ops have increasing, disjoint
+                // staging ranges.
+                slot.failure = Some((0, ReadErrorKind::Other));
+                break;
+            };
+            rest = tail;
+            at = slot.off + slot.len;
+            // Cannot fail: at most N queued.
+            let _ = ops.push(ReadOp::new(slot.addr, buf, idx));
+        }
+        let sent = !ops.is_empty();
+        if sent {
+            reader.read_many(&mut ops, |done| {
+                if let Some(slot) = slots.get_mut(done.tag()) {
+                    if slot.failure.is_none() {
+                        if let Some((at, kind)) = done.first_error() {
+                            slot.failure = Some((at, kind));
+                        }
+                    }
+                }
+            });
+        }
+        drop(ops);
+        for q in 0..self.queue.len() {
+            let idx = self.queue[q];
+            match self.slots[idx].state {
+                SlotState::Queued => {
+                    let slot = &mut self.slots[idx];
+                    slot.state = SlotState::Done;
+                    if let Some(w) = slot.waker.take() {
+                        // Cannot fail: at most N queued.
+                        let _ = wakers.push(w);
+                    }
+                }
+                SlotState::Cancelled => self.release(idx),
+                SlotState::Free | SlotState::Done => {}
+            }
+        }
+        self.queue.clear();
+        sent
+    }
+}
+
+impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader<B, S, N, A> {
+    /// Reads `buf.len()` bytes at `addr` into `buf`, batched with every other
+    /// read queued before the task runs out of work.
+    ///
+    /// The future resolves to `Ok(())` when every byte was read, or to a
+    /// [`PartialRead`]: the valid prefix and the kind of the first failure
+    /// (see there for the bytes after it).
+    /// Polled again after it resolved, it reads again.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, AsyncReader, Geometry, PartialRead, ReadErrorKind};
+    /// use embassy_futures::{block_on, join::join};
+    ///
+    /// let mem: Vec<u8> = (0..32).collect();
+    /// let backend = MemoryBackend::new(&mem, Geometry::new(None, 32, 32)?);
+    /// let mut reader: AsyncReader<_, _> = AsyncReader::new(backend, [0u8; 0]);
+    /// let (mut a, mut b) = ([0u8; 4], [9u8; 4]);
+    /// let (ra, rb) = block_on(reader.run(|r| join(r.read(4, &mut a), r.read(30, &mut b))));
+    /// assert_eq!(ra, Ok(()));
+    /// assert_eq!(rb, Err(PartialRead { valid: 2, kind: ReadErrorKind::OutOfBounds }));
+    /// assert_eq!((a, b), ([4, 5, 6, 7], [30, 31, 9, 9]));
+    /// assert_eq!(reader.counters().backend_calls, 1);
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
+    #[inline]
+    pub fn read<'r, 'b>(&'r self, addr: u64, buf: &'b mut [u8]) -> Read<'r, 'b, B, S, N, A> {
+        Read {
+            reader: self,
+            addr,
+            buf,
+            slot: None,
+        }
+    }
+
+    /// Reads a plain-old-data value at `addr`, batched like
+    /// [`read`](AsyncReader::read): `Ok(value)`, or the kind of the first
+    /// failure.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, AsyncReader, Geometry, ReadErrorKind};
+    /// use embassy_futures::block_on;
+    ///
+    /// let mem = 0x1122_3344_u32.to_ne_bytes();
+    /// let backend = MemoryBackend::new(&mem, Geometry::new(None, 16, 16)?);
+    /// let reader: AsyncReader<_, _> = AsyncReader::new(backend, [0u8; 0]);
+    /// assert_eq!(block_on(reader.read_val::<u32>(0)), Ok(0x1122_3344));
+    /// assert_eq!(block_on(reader.read_val::<u32>(1)), Err(ReadErrorKind::OutOfBounds));
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
+    #[inline]
+    pub fn read_val<T: FromBytes + IntoBytes>(&self, addr: u64) -> ReadVal<'_, T, B, S, N, A> {
+        ReadVal {
+            reader: self,
+            addr,
+            slot: None,
+            _value: PhantomData,
+        }
+    }
+
+    /// Runs the future `f` builds, flushing the queue whenever it returns
+    /// `Pending` with ops queued and polling it again at once: the reads of
+    /// one step of every joined chain go out in one backend call, and the
+    /// task never waits on the executor for a read.
+    ///
+    /// It borrows the reader mutably, so no other run, and no future outside
+    /// it, shares the queue while it runs.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, AsyncReader, Geometry};
+    ///
+    /// let mem: Vec<u8> = (0..64).collect();
+    /// let backend = MemoryBackend::new(&mem, Geometry::new(None, 64, 64)?);
+    /// let mut reader: AsyncReader<_, _> = AsyncReader::new(backend, [0u8; 0]);
+    /// let sum = embassy_futures::block_on(reader.run(|r| async move {
+    ///     let mut sum = 0u32;
+    ///     for addr in [1, 2, 3] {
+    ///         sum += u32::from(r.read_val::<u8>(addr).await.unwrap_or(0));
+    ///     }
+    ///     sum
+    /// }));
+    /// assert_eq!(sum, 6);
+    /// assert_eq!(reader.counters().backend_calls, 3); // each read waits for the one before
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
+    pub fn run<'a, F, Fut>(&'a mut self, f: F) -> Run<'a, Fut, B, S, N, A>
+    where
+        F: FnOnce(&'a Self) -> Fut,
+        Fut: Future,
+    {
+        let reader: &'a Self = self;
+        Run {
+            reader,
+            future: f(reader),
+        }
+    }
+
+    /// Sends every queued op to the backend in one call (as far as its
+    /// geometry allows) and wakes the futures that asked to be woken.
+    /// Returns whether any op was sent.
+    fn flush(&self) -> bool {
+        if self.busy.get() {
+            return false;
+        }
+        self.busy.set(true);
+        let single = self.inner.with_mut(|p| {
+            // SAFETY: the reader is not `Sync`, so only this thread reaches
+            // the cell, and `busy` was false, so no other borrow of it is
+            // live. While this one is, `busy` is true, and every other way in
+            // (`with`, `flush`, `read_now`) checks `busy` and stays out, also
+            // when the backend reaches this reader again.
+            let inner = unsafe { &mut *p };
+            inner.flush_single()
+        });
+        self.busy.set(false);
+        match single {
+            Some(waker) => {
+                if let Some(w) = waker {
+                    w.wake();
+                }
+                true
+            }
+            None => self.flush_many(),
+        }
+    }
+
+    /// [`flush`](Self::flush) of any number of queued ops. Kept out of line:
+    /// its batch and waker lists are large, and a task awaiting one read at
+    /// a time should not carry them on its stack.
+    #[inline(never)]
+    fn flush_many(&self) -> bool {
+        if self.busy.get() {
+            return false;
+        }
+        let mut wakers: heapless::Vec<Waker, N> = heapless::Vec::new();
+        self.busy.set(true);
+        let sent = self.inner.with_mut(|p| {
+            // SAFETY: as in `flush`: the only borrow of the cell, guarded by
+            // `busy` against a backend that reaches this reader again.
+            let inner = unsafe { &mut *p };
+            inner.flush(&mut wakers)
+        });
+        self.busy.set(false);
+        // Popped, not iterated by value: moving the vector out would copy
+        // all of its capacity.
+        while let Some(w) = wakers.pop() {
+            w.wake();
+        }
+        sent
+    }
+
+    /// Reads `buf` at `addr` at once, alone (no room in the queue).
+    fn read_now(&self, addr: u64, buf: &mut [u8]) -> Option<(usize, ReadErrorKind)> {
+        if self.busy.get() {
+            return Some((0, ReadErrorKind::Other));
+        }
+        self.busy.set(true);
+        let failure = self.inner.with_mut(|p| {
+            // SAFETY: as in `flush`: the only borrow of the cell, guarded by
+            // `busy` against a backend that reaches this reader again.
+            let inner = unsafe { &mut *p };
+            inner.reader.read_buf(addr, buf).first_error()
+        });
+        self.busy.set(false);
+        failure
+    }
+
+    /// Polls the op of `addr` and `out`: queues it on the first poll, then
+    /// waits for the flush that reads it and copies its bytes into `out`.
+    fn poll_op(
+        &self,
+        slot: &mut Option<usize>,
+        addr: u64,
+        out: &mut [u8],
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<(usize, ReadErrorKind)>> {
+        let first = slot.is_none();
+        let idx = match *slot {
+            Some(idx) => idx,
+            None => {
+                if out.is_empty() {
+                    return Poll::Ready(None);
+                }
+                match self.with(|inner| inner.enqueue(addr, out.len())) {
+                    None => return Poll::Ready(Some((0, ReadErrorKind::Other))),
+                    Some(Enqueued::Direct) => return Poll::Ready(self.read_now(addr, out)),
+                    Some(Enqueued::Slot(idx, full)) => {
+                        *slot = Some(idx);
+                        if full {
+                            self.flush();
+                            self.repoll.set(true);
+                        } else if self.driven(cx) == (true, true) {
+                            // Queued under the run that polls it: nothing
+                            // to store, the run flushes and polls again.
+                            return Poll::Pending;
+                        }
+                        idx
+                    }
+                }
+            }
+        };
+        let mut flushed = false;
+        loop {
+            let Some(status) = self.with(|inner| inner.status(idx, out, cx)) else {
+                // Polled from inside the backend: the flush has it.
+                return Poll::Ready(Some((0, ReadErrorKind::Other)));
+            };
+            let stale_waker = match status {
+                Status::Ready(failure, waker) => {
+                    *slot = None;
+                    drop(waker);
+                    return Poll::Ready(failure);
+                }
+                Status::Queued { stale_waker } => stale_waker,
+            };
+            let (driven, same) = self.driven(cx);
+            if !driven && !first && !flushed {
+                // Polled again outside a run: the task came back from the
+                // executor, so everything queued by now goes out.
+                flushed = true;
+                self.flush();
+                continue;
+            }
+            if (!driven || !same) && stale_waker {
+                let waker = cx.waker().clone();
+                let old = self.with(|inner| inner.slots[idx].waker.replace(waker));
+                drop(old);
+            }
+            if !driven {
+                // Come back after the rest of the task has queued its reads.
+                cx.waker().wake_by_ref();
+            }
+            return Poll::Pending;
+        }
+    }
+}
+
+/// The future of [`AsyncReader::read`].
+///
+/// # Examples
+///
+/// ```
+/// use batch_reader::{backends::MemoryBackend, AsyncReader, Geometry, Read};
+///
+/// let mem = [5u8; 8];
+/// let backend = MemoryBackend::new(&mem, Geometry::new(None, 8, 8)?);
+/// let reader: AsyncReader<_, _> = AsyncReader::new(backend, [0u8; 0]);
+/// let mut buf = [0u8; 2];
+/// let read: Read<'_, '_, _, _> = reader.read(0, &mut buf);
+/// assert_eq!(embassy_futures::block_on(read), Ok(()));
+/// assert_eq!(buf, [5, 5]);
+/// # Ok::<(), batch_reader::GeometryError>(())
+/// ```
+#[must_use = "futures do nothing unless polled"]
+pub struct Read<'r, 'b, B, S, const N: usize = DEFAULT_QUEUE, const A: usize = DEFAULT_STAGING> {
+    reader: &'r AsyncReader<B, S, N, A>,
+    addr: u64,
+    buf: &'b mut [u8],
+    slot: Option<usize>,
+}
+
+impl<B, S, const N: usize, const A: usize> fmt::Debug for Read<'_, '_, B, S, N, A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Read")
+            .field("addr", &self.addr)
+            .field("len", &self.buf.len())
+            .field("queued", &self.slot.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> Future
+    for Read<'_, '_, B, S, N, A>
+{
+    type Output = Result<(), PartialRead>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        this.reader
+            .poll_op(&mut this.slot, this.addr, this.buf, cx)
+            .map(|failure| match failure {
+                None => Ok(()),
+                Some((valid, kind)) => Err(PartialRead { valid, kind }),
+            })
+    }
+}
+
+impl<B, S, const N: usize, const A: usize> Drop for Read<'_, '_, B, S, N, A> {
+    fn drop(&mut self) {
+        if let Some(idx) = self.slot.take() {
+            self.reader.cancel(idx);
+        }
+    }
+}
+
+/// The future of [`AsyncReader::read_val`].
+///
+/// # Examples
+///
+/// ```
+/// use batch_reader::{backends::MemoryBackend, AsyncReader, Geometry, ReadVal};
+///
+/// let mem = [5u8; 8];
+/// let backend = MemoryBackend::new(&mem, Geometry::new(None, 8, 8)?);
+/// let reader: AsyncReader<_, _> = AsyncReader::new(backend, [0u8; 0]);
+/// let read: ReadVal<'_, u16, _, _> = reader.read_val(6);
+/// assert_eq!(embassy_futures::block_on(read), Ok(0x0505));
+/// # Ok::<(), batch_reader::GeometryError>(())
+/// ```
+#[must_use = "futures do nothing unless polled"]
+pub struct ReadVal<'r, T, B, S, const N: usize = DEFAULT_QUEUE, const A: usize = DEFAULT_STAGING> {
+    reader: &'r AsyncReader<B, S, N, A>,
+    addr: u64,
+    slot: Option<usize>,
+    _value: PhantomData<fn() -> T>,
+}
+
+impl<T, B, S, const N: usize, const A: usize> fmt::Debug for ReadVal<'_, T, B, S, N, A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ReadVal")
+            .field("addr", &self.addr)
+            .field("len", &mem::size_of::<T>())
+            .field("queued", &self.slot.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: FromBytes + IntoBytes, B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize>
+    Future for ReadVal<'_, T, B, S, N, A>
+{
+    type Output = Result<T, ReadErrorKind>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let mut value = T::new_zeroed();
+        this.reader
+            .poll_op(&mut this.slot, this.addr, value.as_mut_bytes(), cx)
+            .map(|failure| match failure {
+                None => Ok(value),
+                Some((_, kind)) => Err(kind),
+            })
+    }
+}
+
+impl<T, B, S, const N: usize, const A: usize> Drop for ReadVal<'_, T, B, S, N, A> {
+    fn drop(&mut self) {
+        if let Some(idx) = self.slot.take() {
+            self.reader.cancel(idx);
+        }
+    }
+}
+
+/// The future of [`AsyncReader::run`]: the future being run, flushed every
+/// time it would return `Pending` with ops queued.
+///
+/// # Examples
+///
+/// ```
+/// use batch_reader::{backends::MemoryBackend, AsyncReader, Geometry};
+/// use embassy_futures::{block_on, join::join3};
+///
+/// let mem: Vec<u8> = (0..16).collect();
+/// let backend = MemoryBackend::new(&mem, Geometry::new(None, 16, 16)?);
+/// let mut reader: AsyncReader<_, _> = AsyncReader::new(backend, [0u8; 0]);
+/// let run = reader.run(|r| join3(r.read_val::<u8>(1), r.read_val::<u8>(5), r.read_val::<u8>(9)));
+/// assert_eq!(block_on(run), (Ok(1), Ok(5), Ok(9)));
+/// assert_eq!(reader.counters().backend_calls, 1);
+/// # Ok::<(), batch_reader::GeometryError>(())
+/// ```
+#[must_use = "futures do nothing unless polled"]
+pub struct Run<'a, Fut, B, S, const N: usize = DEFAULT_QUEUE, const A: usize = DEFAULT_STAGING> {
+    reader: &'a AsyncReader<B, S, N, A>,
+    future: Fut,
+}
+
+impl<Fut, B, S, const N: usize, const A: usize> fmt::Debug for Run<'_, Fut, B, S, N, A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Run")
+            .field("reader", self.reader)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<Fut: Future, B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> Future
+    for Run<'_, Fut, B, S, N, A>
+{
+    type Output = Fut::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Fut::Output> {
+        // SAFETY: `future` is structurally pinned: it is never moved out of
+        // `self` nor reached other than through this pinned projection, and
+        // `Run` has no `Drop` impl and is `Unpin` only when `Fut` is.
+        let this = unsafe { self.get_unchecked_mut() };
+        let reader = this.reader;
+        // SAFETY: see above; `this.future` stays where it is.
+        let mut future = unsafe { Pin::new_unchecked(&mut this.future) };
+        loop {
+            let polled = {
+                // Restores the outer driver also if the future panics, so a
+                // reader used after a caught panic holds no pointer to this
+                // poll's waker.
+                let _driving = Driving::new(&reader.driver, cx.waker());
+                future.as_mut().poll(cx)
+            };
+            if polled.is_ready() {
+                return polled;
+            }
+            // Flush what is queued, or, if a full queue was flushed during
+            // the poll, poll again for the futures whose ops it read.
+            if !reader.flush() && !reader.repoll.take() {
+                return polled;
+            }
+        }
+    }
+}
+
+/// Marks a run's waker as the reader's driver for as long as it lives.
+struct Driving<'r> {
+    cell: &'r Cell<*const Waker>,
+    outer: *const Waker,
+}
+
+impl<'r> Driving<'r> {
+    fn new(cell: &'r Cell<*const Waker>, waker: &Waker) -> Self {
+        let outer = cell.replace(waker);
+        Self { cell, outer }
+    }
+}
+
+impl Drop for Driving<'_> {
+    fn drop(&mut self) {
+        self.cell.set(self.outer);
+    }
+}

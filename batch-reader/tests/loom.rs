@@ -1,0 +1,135 @@
+//! Loom models of the async reader's queue, flush and wake logic.
+//!
+//! Run with `RUSTFLAGS="--cfg loom" cargo test -p batch-reader --release
+//! --test loom`. The reader's shared state is a loom `UnsafeCell` there, so
+//! every access is checked, and the executors are loom's `block_on`, whose
+//! waker is built on loom's atomics.
+//!
+//! The reader is not `Sync` and every future borrowing it is therefore not
+//! `Send`: one reader's queue is only ever touched by one thread at a time.
+//! What can cross threads is the reader itself between uses (its `Send`
+//! impl), and the task's waker, which other threads may fire at any time.
+//! The models cover those, plus the single-threaded flush and wake paths
+//! under loom's checks.
+#![cfg(loom)]
+
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll, Waker};
+
+use batch_reader::backends::MemoryBackend;
+use batch_reader::{AsyncReader, Geometry, ReadErrorKind};
+use embassy_futures::join::join3;
+use loom::sync::{Arc, Mutex};
+
+type R<'m> = AsyncReader<MemoryBackend<'m>, [u8; 0], 4, 64>;
+
+/// 256 bytes in which the word at `8 * i` holds `8 * (i + 1)`.
+fn linked() -> Vec<u8> {
+    let mut mem = vec![0u8; 256];
+    for i in 0..32u64 {
+        mem[i as usize * 8..][..8].copy_from_slice(&((i + 1) * 8).to_ne_bytes());
+    }
+    mem
+}
+
+fn reader(mem: &[u8]) -> R<'_> {
+    AsyncReader::new(
+        MemoryBackend::new(mem, Geometry::new(None, 256, 16).expect("geometry")),
+        [],
+    )
+}
+
+/// Chains of 1, 2 and 3 dependent reads, joined.
+async fn chains(r: &R<'_>) -> (Result<u64, ReadErrorKind>, u64, u64) {
+    let chain = |start: u64, steps: usize| async move {
+        let mut p = start;
+        for _ in 0..steps {
+            p = r.read_val::<u64>(p).await?;
+        }
+        Ok::<u64, ReadErrorKind>(p)
+    };
+    let (a, b, c) = join3(chain(0, 1), chain(64, 2), chain(128, 3)).await;
+    (a, b.unwrap_or(0), c.unwrap_or(0))
+}
+
+const EXPECTED: (Result<u64, ReadErrorKind>, u64, u64) = (Ok(8), 80, 152);
+
+#[test]
+fn run_flushes_once_per_step() {
+    loom::model(|| {
+        let mem = linked();
+        let mut r = reader(&mem);
+        assert_eq!(loom::future::block_on(r.run(chains)), EXPECTED);
+        assert_eq!(r.counters().backend_calls, 3);
+    });
+}
+
+#[test]
+fn self_woken_tasks_flush_once_per_step() {
+    loom::model(|| {
+        let mem = linked();
+        let r = reader(&mem);
+        assert_eq!(loom::future::block_on(chains(&r)), EXPECTED);
+        assert_eq!(r.counters().backend_calls, 3);
+    });
+}
+
+/// Hands the task's waker to `slot` on every poll, then polls `inner`.
+struct ShareWaker<F> {
+    slot: Arc<Mutex<Option<Waker>>>,
+    inner: Pin<Box<F>>,
+}
+
+impl<F: Future> Future for ShareWaker<F> {
+    type Output = F::Output;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        *self.slot.lock().expect("lock") = Some(cx.waker().clone());
+        self.inner.as_mut().poll(cx)
+    }
+}
+
+#[test]
+fn wakes_from_another_thread_lose_nothing() {
+    loom::model(|| {
+        let mem = linked();
+        let r = reader(&mem);
+        let slot: Arc<Mutex<Option<Waker>>> = Arc::new(Mutex::new(None));
+        let other = {
+            let slot = Arc::clone(&slot);
+            // A timer or interrupt firing the task's waker at any moment.
+            loom::thread::spawn(move || {
+                if let Some(w) = slot.lock().expect("lock").take() {
+                    w.wake();
+                }
+            })
+        };
+        let got = loom::future::block_on(ShareWaker {
+            slot,
+            inner: Box::pin(chains(&r)),
+        });
+        other.join().expect("waker thread");
+        assert_eq!(got, EXPECTED);
+        // A spurious wake can make a queued read flush before its siblings
+        // are queued: never fewer calls than steps, never more than reads.
+        let calls = r.counters().backend_calls;
+        assert!((3..=6).contains(&calls), "{calls} calls");
+        assert_eq!(r.counters().ops, 6);
+    });
+}
+
+#[test]
+fn a_reader_moves_between_threads_between_uses() {
+    loom::model(|| {
+        let mem: &'static [u8] = Box::leak(linked().into_boxed_slice());
+        let mut r = reader(mem);
+        assert_eq!(loom::future::block_on(r.read_val::<u64>(0)), Ok(8));
+        let handle = loom::thread::spawn(move || {
+            assert_eq!(loom::future::block_on(r.run(chains)), EXPECTED);
+            r
+        });
+        let r = handle.join().expect("reader thread");
+        assert_eq!(loom::future::block_on(r.read_val::<u64>(8)), Ok(16));
+        assert_eq!(r.counters().backend_calls, 5);
+    });
+}
