@@ -391,7 +391,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
     /// `read_many` would give, without its window, batch and result lists.
     /// `None`, with nothing done, when the op is not one fragment (empty,
     /// overflowing, crossing a boundary or longer than `max_transfer`).
-    #[inline]
+    #[inline(always)]
     fn read_one(&mut self, addr: u64, buf: &mut [u8]) -> Option<ReadSummary> {
         let geometry = self.backend.geometry();
         let len = buf.len();
