@@ -475,7 +475,10 @@ impl<B, S, const N: usize, const A: usize> AsyncReader<B, S, N, A> {
     }
 
     /// Takes a queued op's future away: it leaves the next batch, or, if
-    /// read, frees its slot and staging.
+    /// read, frees its slot and staging. Out of line: a future dropped
+    /// unresolved is the rare case, and its drop is on every read's path.
+    #[cold]
+    #[inline(never)]
     fn cancel(&self, idx: usize) {
         let waker = self.with(|inner| {
             let slot = &mut inner.slots[idx];
@@ -1071,6 +1074,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> Future
 }
 
 impl<B, S, const N: usize, const A: usize> Drop for Read<'_, '_, B, S, N, A> {
+    #[inline]
     fn drop(&mut self) {
         if let Some(idx) = self.slot.take() {
             self.reader.cancel(idx);
@@ -1129,6 +1133,7 @@ impl<T: FromBytes + IntoBytes, B: ReadBackend, S: AsMut<[u8]>, const N: usize, c
 }
 
 impl<T, B, S, const N: usize, const A: usize> Drop for ReadVal<'_, T, B, S, N, A> {
+    #[inline]
     fn drop(&mut self) {
         if let Some(idx) = self.slot.take() {
             self.reader.cancel(idx);
