@@ -475,7 +475,10 @@ impl<B, S, const N: usize, const A: usize> AsyncReader<B, S, N, A> {
     }
 
     /// Takes a queued op's future away: it leaves the next batch, or, if
-    /// read, frees its slot and staging.
+    /// read, frees its slot and staging. Out of line: a future dropped
+    /// unresolved is the rare case, and its drop is on every read's path.
+    #[cold]
+    #[inline(never)]
     fn cancel(&self, idx: usize) {
         let waker = self.with(|inner| {
             let slot = &mut inner.slots[idx];
@@ -512,6 +515,7 @@ impl<B, S, const N: usize, const A: usize> AsyncReader<B, S, N, A> {
 
 impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
     /// Frees a read or cancelled slot and its staging.
+    #[inline]
     fn release(&mut self, idx: usize) {
         let slot = &mut self.slots[idx];
         // `failure` is reset when the slot is next queued.
@@ -569,6 +573,7 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
     }
 
     /// Queues a read of `len` (non-zero) bytes at `addr`.
+    #[inline]
     fn enqueue(&mut self, addr: u64, len: usize) -> Enqueued {
         if self.queue.is_full() || len > A {
             return Enqueued::Direct;
@@ -597,6 +602,7 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
 
     /// Where a queued op stands; if read, copies its valid prefix into `out`
     /// and frees it.
+    #[inline]
     fn status(&mut self, idx: usize, out: &mut [u8], cx: &Context<'_>) -> Status {
         let slot = &mut self.slots[idx];
         match slot.state {
@@ -899,12 +905,58 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
 
     /// Polls the op of `addr` and `out`: queues it on the first poll, then
     /// waits for the flush that reads it and copies its bytes into `out`.
+    ///
+    /// The two polls of a read awaited under a run (queue it, then take its
+    /// bytes) are kept small enough to inline into the caller's future;
+    /// everything else goes to `poll_op_slow`, which does the same steps in
+    /// full.
+    #[inline(always)]
     fn poll_op(
         &self,
         slot: &mut Option<usize>,
         addr: u64,
         out: &mut [u8],
         cx: &mut Context<'_>,
+    ) -> Poll<Option<(usize, ReadErrorKind)>> {
+        match *slot {
+            Some(idx) => {
+                if let Some(Status::Ready(failure, waker)) =
+                    self.with(|inner| inner.status(idx, out, cx))
+                {
+                    *slot = None;
+                    drop(waker);
+                    return Poll::Ready(failure);
+                }
+                // Still queued (its status had no effect), or polled from
+                // inside the backend.
+            }
+            None => {
+                if !out.is_empty() && self.driven(cx) == (true, true) {
+                    if let Some(queued) = self.with(|inner| inner.enqueue(addr, out.len())) {
+                        if let Enqueued::Slot(idx, false) = queued {
+                            // Queued under the run that polls it: nothing
+                            // to store, the run flushes and polls again.
+                            *slot = Some(idx);
+                            return Poll::Pending;
+                        }
+                        return self.poll_op_slow(slot, addr, out, cx, Some(queued));
+                    }
+                }
+            }
+        }
+        self.poll_op_slow(slot, addr, out, cx, None)
+    }
+
+    /// `poll_op` in full. `enqueued` is what queueing the op on this poll
+    /// already gave, if it was done.
+    #[inline(never)]
+    fn poll_op_slow(
+        &self,
+        slot: &mut Option<usize>,
+        addr: u64,
+        out: &mut [u8],
+        cx: &mut Context<'_>,
+        enqueued: Option<Enqueued>,
     ) -> Poll<Option<(usize, ReadErrorKind)>> {
         let first = slot.is_none();
         let idx = match *slot {
@@ -913,7 +965,11 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
                 if out.is_empty() {
                     return Poll::Ready(None);
                 }
-                match self.with(|inner| inner.enqueue(addr, out.len())) {
+                let queued = match enqueued {
+                    Some(queued) => Some(queued),
+                    None => self.with(|inner| inner.enqueue(addr, out.len())),
+                };
+                match queued {
                     None => return Poll::Ready(Some((0, ReadErrorKind::Other))),
                     Some(Enqueued::Direct) => return Poll::Ready(self.read_now(addr, out)),
                     Some(Enqueued::Slot(idx, full)) => {
@@ -1018,6 +1074,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> Future
 }
 
 impl<B, S, const N: usize, const A: usize> Drop for Read<'_, '_, B, S, N, A> {
+    #[inline]
     fn drop(&mut self) {
         if let Some(idx) = self.slot.take() {
             self.reader.cancel(idx);
@@ -1062,6 +1119,7 @@ impl<T: FromBytes + IntoBytes, B: ReadBackend, S: AsMut<[u8]>, const N: usize, c
 {
     type Output = Result<T, ReadErrorKind>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         let mut value = T::new_zeroed();
@@ -1075,6 +1133,7 @@ impl<T: FromBytes + IntoBytes, B: ReadBackend, S: AsMut<[u8]>, const N: usize, c
 }
 
 impl<T, B, S, const N: usize, const A: usize> Drop for ReadVal<'_, T, B, S, N, A> {
+    #[inline]
     fn drop(&mut self) {
         if let Some(idx) = self.slot.take() {
             self.reader.cancel(idx);

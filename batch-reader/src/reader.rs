@@ -352,6 +352,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
     /// assert_eq!(reader.read_val::<u32>(2), Err(ReadErrorKind::OutOfBounds));
     /// # Ok::<(), batch_reader::GeometryError>(())
     /// ```
+    #[inline]
     pub fn read_val<T: FromBytes + IntoBytes>(&mut self, addr: u64) -> Result<T, ReadErrorKind> {
         let mut value = T::new_zeroed();
         match self.read_buf(addr, value.as_mut_bytes()).first_error() {
@@ -377,7 +378,66 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
     /// assert_eq!((s.ok_bytes(), s.first_error()), (10, Some((10, ReadErrorKind::OutOfBounds))));
     /// # Ok::<(), batch_reader::GeometryError>(())
     /// ```
+    #[inline]
     pub fn read_buf(&mut self, addr: u64, buf: &mut [u8]) -> ReadSummary {
+        match self.read_one(addr, buf) {
+            Some(summary) => summary,
+            None => self.read_buf_general(addr, buf),
+        }
+    }
+
+    /// The direct route for one op: when it is one fragment, one backend
+    /// call with one op, and the summary and counters the direct route of
+    /// `read_many` would give, without its window, batch and result lists.
+    /// `None`, with nothing done, when the op is not one fragment (empty,
+    /// overflowing, crossing a boundary or longer than `max_transfer`).
+    #[inline(always)]
+    fn read_one(&mut self, addr: u64, buf: &mut [u8]) -> Option<ReadSummary> {
+        let geometry = self.backend.geometry();
+        let len = buf.len();
+        let (end, overflow) = addr.overflowing_add(len as u64);
+        // The test of `scan` for one op.
+        let unit = !geometry.boundary().map_or(u64::MAX, |b| b - 1);
+        let one_fragment = ((len as u64).wrapping_sub(1) < geometry.max_transfer() as u64)
+            & !overflow
+            & ((addr ^ end.wrapping_sub(1)) & unit == 0);
+        if !one_fragment {
+            return None;
+        }
+        // A single op merges with nothing, so the coalescing policy does not
+        // apply. As on the direct route, the last report under the op's tag
+        // counts, other tags are ignored, and no report reads as
+        // `Incomplete`.
+        let mut got = None;
+        let accepted = self
+            .backend
+            .read_batch(&mut [ReadOp::new(addr, buf, 0)], |r| {
+                if r.tag == 0 {
+                    got = Some((r.valid, r.error));
+                }
+            });
+        let c = &mut self.counters;
+        c.backend_calls += 1;
+        c.ops += 1;
+        c.fragments += 1;
+        c.bytes_requested += len as u64;
+        let (valid, error) = if accepted == 0 {
+            // Not taken: fails as the direct route fails what is left.
+            (0, ReadErrorKind::Rejected)
+        } else {
+            c.backend_ops += 1;
+            c.bytes_read += len as u64;
+            match got {
+                Some((valid, _)) if valid >= len => return Some(ReadSummary::new(len, len, None)),
+                Some((valid, error)) => (valid, error.unwrap_or(ReadErrorKind::Incomplete)),
+                None => (0, ReadErrorKind::Incomplete),
+            }
+        };
+        Some(ReadSummary::new(len, valid, Some((valid, error))))
+    }
+
+    #[inline(never)]
+    fn read_buf_general(&mut self, addr: u64, buf: &mut [u8]) -> ReadSummary {
         let len = buf.len();
         let mut ok = 0;
         let mut first_error = None;
@@ -1538,6 +1598,61 @@ mod tests {
         (seen, counters, backend.calls)
     }
 
+    /// Each op of the case read on its own: with `read_buf` (its route for
+    /// one op) or through the general route, as summaries, buffers,
+    /// counters and backend calls.
+    type SingleRun = (
+        Vec<(ReadSummary, Vec<u8>)>,
+        Counters,
+        Vec<Vec<(u64, usize, usize)>>,
+    );
+
+    fn run_single(c: &Case, mem: &[u8], one: bool) -> SingleRun {
+        let g = Geometry::new(c.boundary, c.max_transfer, c.max_ops).expect("valid geometry");
+        let mut inner = MemoryBackend::new(mem, g);
+        inner.set_accept_limit(c.accept);
+        inner.set_scatter(c.scatter);
+        if let Some((start, len)) = c.fault {
+            inner
+                .inject_fault(start..start + len, ReadErrorKind::Unmapped)
+                .expect("room for a fault");
+        }
+        let backend = Quirky {
+            inner,
+            seed: c.quirks,
+            calls: Vec::new(),
+        };
+        let mut reader: Reader<_, _> = Reader::new(backend, vec![0u8; c.scratch]);
+        reader.set_policy(
+            c.gap
+                .map_or(CoalescePolicy::disabled(), CoalescePolicy::with_gap),
+        );
+        let mut seen = Vec::new();
+        for &(addr, len) in &c.ops {
+            let mut buf = vec![0xAA; len];
+            let summary = if one {
+                reader.read_buf(addr, &mut buf)
+            } else {
+                let (mut ok, mut first_error) = (0, None);
+                reader.process_with(
+                    &mut [ReadOp::new(addr, &mut buf, 0)],
+                    &mut |d: Completion<'_>| {
+                        ok += d.ok_bytes();
+                        if first_error.is_none() {
+                            first_error = d.first_error();
+                        }
+                    },
+                    false,
+                );
+                ReadSummary::new(len, ok, first_error)
+            };
+            seen.push((summary, buf));
+        }
+        let counters = reader.counters();
+        let (backend, _) = reader.into_parts();
+        (seen, counters, backend.calls)
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig {
             cases: if cfg!(miri) { 3 } else { 512 },
@@ -1554,11 +1669,36 @@ mod tests {
         }
 
         #[test]
+        fn single_op_route_matches_general_route(c in case()) {
+            let mem: Vec<u8> = (0..300u32).map(|i| (i * 7 + 1) as u8).collect();
+            prop_assert_eq!(run_single(&c, &mem, true), run_single(&c, &mem, false));
+        }
+
+        #[test]
         fn scattered_direct_route_matches_general_route(c in merging_case()) {
             let mem: Vec<u8> = (0..300u32).map(|i| (i * 7 + 1) as u8).collect();
             prop_assert_eq!(run::<16, 64>(&c, &mem, true), run::<16, 64>(&c, &mem, false));
             prop_assert_eq!(run::<5, 4>(&c, &mem, true), run::<5, 4>(&c, &mem, false));
         }
+    }
+
+    #[test]
+    fn the_single_op_route_is_taken() {
+        // Guards `single_op_route_matches_general_route` against comparing
+        // the general route with itself: a plain op takes the single-op
+        // route; one crossing a boundary does nothing there.
+        let mem = [1u8; 64];
+        let g = Geometry::new(Some(16), 16, 8).expect("valid geometry");
+        let mut reader: Reader<_, _> = Reader::new(MemoryBackend::new(&mem, g), [0u8; 0]);
+        let mut buf = [0u8; 8];
+        let summary = reader.read_one(4, &mut buf).expect("one fragment");
+        assert!(summary.is_ok());
+        assert_eq!(buf, [1; 8]);
+        let mut buf = [0u8; 8];
+        assert_eq!(reader.read_one(12, &mut buf), None);
+        assert_eq!(reader.read_one(4, &mut []), None);
+        assert_eq!(buf, [0; 8]);
+        assert_eq!(reader.counters().backend_calls, 1);
     }
 
     #[test]

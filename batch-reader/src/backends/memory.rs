@@ -362,7 +362,7 @@ impl<const K: usize> ReadBackend for MemoryBackend<'_, K> {
         self.geometry
     }
 
-    #[inline]
+    #[inline(always)]
     fn read_batch<R: FnMut(Report)>(&mut self, ops: &mut [ReadOp<'_>], mut report: R) -> usize {
         let n = ops
             .len()

@@ -12,8 +12,10 @@
 //!    awaiting each read in turn (`auto_reader`) and as 8 and 64 joined
 //!    chains (`auto_reader_x8`, `auto_reader_x64`). More floors: the backend
 //!    alone on the same ops, fresh and reused (a batch without the reader),
-//!    and one synchronous `read_val` per address (the calls `auto_reader`
-//!    makes, without the futures).
+//!    one synchronous `read_val` per address (the calls `auto_reader`
+//!    makes, without the futures), and the same after one Pending per read
+//!    polled again at once (`yield_read_val`: the yield any reader batching
+//!    on `.await` makes per read in that shape, without a queue).
 //! 2. `syscall`: pieces of 8–64 bytes of another process's memory — one
 //!    `process_vm_readv` per piece, the raw call batched 16/64/256 pieces at
 //!    a time, and this crate's `ProcessBackend` 64 pieces per batch; then the
@@ -223,6 +225,44 @@ async fn joined_chains<const K: usize, B: ReadBackend>(
     .await
 }
 
+/// Returns Pending on its first poll, Ready on the next.
+struct YieldOnce(bool);
+
+impl std::future::Future for YieldOnce {
+    type Output = ();
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        if self.0 {
+            std::task::Poll::Ready(())
+        } else {
+            self.0 = true;
+            std::task::Poll::Pending
+        }
+    }
+}
+
+/// Polls its future again at once whenever it returns Pending, as
+/// `AsyncReader::run` does after a flush.
+struct Repoll<F>(F);
+
+impl<F: std::future::Future + Unpin> std::future::Future for Repoll<F> {
+    type Output = F::Output;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<F::Output> {
+        loop {
+            if let std::task::Poll::Ready(v) = std::pin::Pin::new(&mut self.0).poll(cx) {
+                return std::task::Poll::Ready(v);
+            }
+        }
+    }
+}
+
 fn seed(ctx: &Ctx) {
     const BATCH: usize = 64;
     let calls: usize = ctx.pick(1 << 18, 1 << 16);
@@ -232,7 +272,7 @@ fn seed(ctx: &Ctx) {
         .map(|_| (rng.next() as usize % ((1 << 20) - 8)) & !7)
         .collect();
     let (mem, addrs) = (&mem, &addrs);
-    let logs: [Log; 11] = Default::default();
+    let logs: [Log; 12] = Default::default();
     let [
         deque_log,
         batch_log,
@@ -245,6 +285,7 @@ fn seed(ctx: &Ctx) {
         backend_log,
         auto64_log,
         backend_fresh_log,
+        yield_log,
     ] = &logs;
 
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -381,6 +422,30 @@ fn seed(ctx: &Ctx) {
         }
         black_box(sum);
         logged(read_val_log, t.elapsed())
+    });
+    // Floor for `auto_reader`: the same synchronous reads, each after one
+    // return of Pending that is polled again at once, as `Run` polls again
+    // after a flush. Any reader that batches on `.await` yields once per
+    // read in this shape; this is that yield without any queue.
+    let mut yielding = Reader::<
+        _,
+        _,
+        { batch_reader::DEFAULT_WINDOW },
+        { batch_reader::DEFAULT_QUEUE },
+    >::with_window(MemoryBackend::new(mem, geometry), [0u8; 0]);
+    c.variant("yield_read_val", move || {
+        let t = Instant::now();
+        let reader = &mut yielding;
+        let sum = rt.block_on(Repoll(std::pin::pin!(async move {
+            let mut sum = 0u64;
+            for &a in addrs {
+                YieldOnce(false).await;
+                sum = sum.wrapping_add(reader.read_val::<u64>(black_box(a) as u64).unwrap_or(0));
+            }
+            sum
+        })));
+        black_box(sum);
+        logged(yield_log, t.elapsed())
     });
     // The async rows, all on one current-thread runtime.
     c.variant("channel_async", move || {
@@ -520,6 +585,12 @@ fn seed(ctx: &Ctx) {
         "batch",
         "seed.auto_reader.rate_vs_reader_read_val",
         paired(read_val_log, auto_log),
+        "x",
+    );
+    row(
+        "batch",
+        "seed.auto_reader.rate_vs_yield_read_val",
+        paired(yield_log, auto_log),
         "x",
     );
     row(
