@@ -21,6 +21,10 @@ use harness::Ctx;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // Started again by the `ipc` suite as its server process.
+    if let Some(code) = suites::ipc::peer_main() {
+        return code;
+    }
     let mut quick = false;
     let mut names = Vec::new();
     for arg in std::env::args().skip(1) {
