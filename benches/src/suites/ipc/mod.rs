@@ -69,8 +69,8 @@ const MEMCPY: &str = "memcpy";
 /// Requests per sample: enough bytes to take a few milliseconds, and a
 /// whole number of batches.
 fn requests_per_sample(ctx: &Ctx, len: usize, depth: usize) -> usize {
-    let budget: usize = ctx.pick(32 << 20, 8 << 20);
-    let (min, max) = ctx.pick((8, 4000), (2, 1000));
+    let budget: usize = ctx.pick(64 << 20, 8 << 20);
+    let (min, max) = ctx.pick((16, 20_000), (2, 1000));
     let n = (budget / len).clamp(min, max);
     n.div_ceil(depth) * depth
 }
@@ -137,7 +137,7 @@ fn measure(
             t
         });
     }
-    let results = c.run(ctx.rounds(15, 3));
+    let results = c.run(ctx.rounds(21, 3));
     drop(c);
     let names: Vec<&str> = variants.iter().map(|(n, _)| *n).collect();
     // The first sample of each variant is the harness's warm-up.
