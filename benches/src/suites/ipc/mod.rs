@@ -16,8 +16,10 @@
 //!
 //! Each size is measured with one request in flight (round-trip latency) and
 //! with 64 in flight (64 requests written, then their 64 replies read; the
-//! amortised time per request). The client is pinned to one CPU and every
-//! server to another, so each side has one core, whatever the variant.
+//! amortised time per request). By default the client is pinned to one CPU
+//! and every server to another, so each side has one core, whatever the
+//! variant; `COMPARE_IPC_CPUS=shared` puts both on one CPU and
+//! `COMPARE_IPC_CPUS=free` pins nothing (see [`peer::Placement`]).
 //!
 //! Rows, for `<test>` = `<size>` (one in flight) or `<size>.inflight64`:
 //! - `<test>.<variant>.median`: median over rounds of the time per request,
@@ -86,9 +88,11 @@ fn test_name(size: &str, depth: usize) -> String {
 /// Runs the suite.
 pub fn run(ctx: &Ctx) {
     let patterns = Patterns::new();
-    let _pinned = peer::Affinity::pin_client();
-    let mut unix = started("unix", unix::Client::spawn(&patterns));
-    let mut tokio = started("tokio", tokio_unix::Client::spawn(&patterns));
+    let placement = peer::Placement::pin_client();
+    eprintln!("  placement {}", placement.describe);
+    let cpu = placement.server_cpu();
+    let mut unix = started("unix", unix::Client::spawn(&patterns, cpu));
+    let mut tokio = started("tokio", tokio_unix::Client::spawn(&patterns, cpu));
     let mut memcpy = memcpy::Floor::new(&patterns, false);
     let mut memcpy_checked = memcpy::Floor::new(&patterns, true);
     {

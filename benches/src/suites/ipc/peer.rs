@@ -22,6 +22,9 @@ const FDS: &str = "COMPARE_IPC_FDS";
 /// `PR_SET_PDEATHSIG` took effect.
 const PARENT: &str = "COMPARE_IPC_PARENT";
 
+/// The CPU the server pins itself to, if any.
+const CPU: &str = "COMPARE_IPC_CPU";
+
 /// How long a server may take to exit once its client has hung up.
 const EXIT_GRACE: Duration = Duration::from_secs(5);
 
@@ -34,8 +37,13 @@ pub struct Peer {
 
 impl Peer {
     /// Starts this binary as the server for `role`, handing it `fds` (they
-    /// are duplicated for the child; the caller's stay close-on-exec).
-    pub fn spawn(role: &'static str, fds: &[BorrowedFd<'_>]) -> io::Result<Self> {
+    /// are duplicated for the child; the caller's stay close-on-exec), on
+    /// `cpu` if given.
+    pub fn spawn(
+        role: &'static str,
+        fds: &[BorrowedFd<'_>],
+        cpu: Option<usize>,
+    ) -> io::Result<Self> {
         // Inheritable duplicates, closed in this process once the child has
         // them. The suite spawns from one thread, so no other child can pick
         // them up in between.
@@ -58,7 +66,11 @@ impl Peer {
             .map(|fd| fd.as_raw_fd().to_string())
             .collect::<Vec<_>>()
             .join(",");
-        let child = Command::new(std::env::current_exe()?)
+        let mut command = Command::new(std::env::current_exe()?);
+        if let Some(cpu) = cpu {
+            command.env(CPU, cpu.to_string());
+        }
+        let child = command
             .env(ROLE, role)
             .env(FDS, list)
             .env(PARENT, std::process::id().to_string())
@@ -170,55 +182,100 @@ fn serve(role: &OsString, roles: &[(&str, Serve)]) -> Result<(), IpcError> {
             Ok(unsafe { OwnedFd::from_raw_fd(raw) })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    pin_to(1);
+    if let Some(cpu) = std::env::var(CPU).ok().and_then(|c| c.parse().ok()) {
+        if !pin_to(cpu) {
+            return Err(bad(format!("cannot run on CPU {cpu}")));
+        }
+    }
     serve(fds)
 }
 
-/// Saved CPU affinity of the calling thread, restored on drop.
+/// Where the two sides run, chosen by `COMPARE_IPC_CPUS`:
+/// - `split` (the default): the client thread on the first CPU it may use,
+///   the servers on the second;
+/// - `shared`: both on the first;
+/// - `free`: nothing pinned, the scheduler places both.
+///
+/// With fewer than two CPUs nothing is pinned. Restores the client thread's
+/// old mask on drop.
 #[derive(Debug)]
-pub struct Affinity(Option<libc::cpu_set_t>);
+pub struct Placement {
+    old: Option<libc::cpu_set_t>,
+    server: Option<usize>,
+    /// What was asked for and done, for the log.
+    pub describe: String,
+}
 
-impl Affinity {
-    /// Pins the calling thread to the first CPU it may run on (the server
-    /// takes the second), if it may run on two; restores the old mask when
-    /// dropped.
+/// Environment variable choosing a [`Placement`].
+pub const PLACEMENT: &str = "COMPARE_IPC_CPUS";
+
+impl Placement {
+    /// Pins the calling thread (the client) and picks the servers' CPU as
+    /// `COMPARE_IPC_CPUS` says.
+    ///
+    /// # Panics
+    ///
+    /// On a value other than `split`, `shared` or `free`.
     pub fn pin_client() -> Self {
-        Self(pin_to(0))
+        let mode = std::env::var(PLACEMENT).unwrap_or_else(|_| "split".into());
+        let free = |describe: &str| Self {
+            old: None,
+            server: None,
+            describe: describe.into(),
+        };
+        let server_index = match mode.as_str() {
+            "split" => 1,
+            "shared" => 0,
+            "free" => return free("free: nothing pinned"),
+            other => panic!("{PLACEMENT}={other}: expected split, shared or free"),
+        };
+        // SAFETY: cpu_set_t is plain bits; all zero is the empty set.
+        let mut old: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `old` is a writable cpu_set_t of the size passed.
+        if unsafe { libc::sched_getaffinity(0, size_of::<libc::cpu_set_t>(), &mut old) } != 0 {
+            return free("free: the CPU mask is unknown");
+        }
+        let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
+            // SAFETY: `i` is below CPU_SETSIZE, the set's size.
+            .filter(|&i| unsafe { libc::CPU_ISSET(i, &old) })
+            .collect();
+        if cpus.len() < 2 || !pin_to(cpus[0]) {
+            return free("free: fewer than two CPUs");
+        }
+        Self {
+            old: Some(old),
+            server: Some(cpus[server_index]),
+            describe: format!(
+                "{mode}: client on CPU {}, servers on CPU {}",
+                cpus[0], cpus[server_index]
+            ),
+        }
+    }
+
+    /// The CPU the servers run on, if any.
+    pub fn server_cpu(&self) -> Option<usize> {
+        self.server
     }
 }
 
-impl Drop for Affinity {
+impl Drop for Placement {
     fn drop(&mut self) {
-        if let Some(set) = &self.0 {
+        if let Some(set) = &self.old {
             // SAFETY: `set` is a valid cpu_set_t of the size passed.
             unsafe { libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), set) };
         }
     }
 }
 
-/// Pins the calling thread to the `k`-th CPU of its current mask, if the
-/// mask has at least two; returns the old mask.
-fn pin_to(k: usize) -> Option<libc::cpu_set_t> {
+/// Pins the calling thread to `cpu`; whether that worked.
+fn pin_to(cpu: usize) -> bool {
+    if cpu >= libc::CPU_SETSIZE as usize {
+        return false;
+    }
     // SAFETY: cpu_set_t is plain bits; all zero is the empty set.
-    let mut old: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `old` is a writable cpu_set_t of the size passed.
-    if unsafe { libc::sched_getaffinity(0, size_of::<libc::cpu_set_t>(), &mut old) } != 0 {
-        return None;
-    }
-    let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
-        // SAFETY: `i` is below CPU_SETSIZE, the set's size.
-        .filter(|&i| unsafe { libc::CPU_ISSET(i, &old) })
-        .collect();
-    if cpus.len() < 2 {
-        return None;
-    }
-    // SAFETY: as above.
     let mut one: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `cpus[k]` is below CPU_SETSIZE.
-    unsafe { libc::CPU_SET(cpus[k % cpus.len()], &mut one) };
+    // SAFETY: `cpu` is below CPU_SETSIZE.
+    unsafe { libc::CPU_SET(cpu, &mut one) };
     // SAFETY: `one` is a valid cpu_set_t of the size passed.
-    if unsafe { libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &one) } != 0 {
-        return None;
-    }
-    Some(old)
+    unsafe { libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &one) == 0 }
 }

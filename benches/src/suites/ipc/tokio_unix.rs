@@ -42,10 +42,10 @@ pub struct Client<'p> {
 }
 
 impl<'p> Client<'p> {
-    /// Starts a server process and connects to it.
-    pub fn spawn(patterns: &'p Patterns) -> Result<Self, IpcError> {
+    /// Starts a server process (on `cpu` if given) and connects to it.
+    pub fn spawn(patterns: &'p Patterns, cpu: Option<usize>) -> Result<Self, IpcError> {
         let (ours, theirs) = std::os::unix::net::UnixStream::pair()?;
-        let peer = Peer::spawn("tokio", &[theirs.as_fd()])?;
+        let peer = Peer::spawn("tokio", &[theirs.as_fd()], cpu)?;
         drop(theirs);
         let rt = runtime()?;
         let (reader, writer) = to_tokio(&rt, ours)?.into_split();

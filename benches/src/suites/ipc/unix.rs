@@ -34,10 +34,10 @@ pub struct Client<'p> {
 }
 
 impl<'p> Client<'p> {
-    /// Starts a server process and connects to it.
-    pub fn spawn(patterns: &'p Patterns) -> Result<Self, IpcError> {
+    /// Starts a server process (on `cpu` if given) and connects to it.
+    pub fn spawn(patterns: &'p Patterns, cpu: Option<usize>) -> Result<Self, IpcError> {
         let (ours, theirs) = UnixStream::pair()?;
-        let peer = Peer::spawn("unix", &[theirs.as_fd()])?;
+        let peer = Peer::spawn("unix", &[theirs.as_fd()], cpu)?;
         drop(theirs);
         Ok(Self {
             writer: ours.try_clone()?,
