@@ -21,6 +21,7 @@ mod raw;
 mod region;
 #[cfg(all(feature = "std", target_os = "linux", not(loom)))]
 mod shm;
+pub mod uring;
 
 pub use consumer::{Consumer, ReadChunk};
 pub use error::{CapacityError, Error, RegionError};

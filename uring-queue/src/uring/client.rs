@@ -1,0 +1,1306 @@
+//! The client: submits requests, tracks them in a fixed in-flight table, and
+//! routes completions back to their submitters, in any order.
+
+use super::entry::{Cqe, Sqe};
+use super::payload::{Allocator, Area, Block, Owner, Span};
+use super::wake::{Link, Notifier, Options, Watch};
+use super::{Error, Rejected};
+use crate::{Consumer, Producer};
+use core::cell::RefCell;
+use core::fmt;
+use core::future::Future;
+use core::pin::{Pin, pin};
+use core::task::{Context, Poll, Waker};
+
+/// A request to submit: an opcode and flags the application defines, a
+/// request body and a block for the response (either may be
+/// [`Block::empty`]).
+///
+/// # Examples
+///
+/// ```
+/// use uring_queue::uring::{Block, Request};
+///
+/// let req = Request::new(3).with_flags(1).with_payload(Block::empty());
+/// assert_eq!((req.opcode, req.flags), (3, 1));
+/// assert!(req.response.is_empty());
+/// ```
+#[derive(Debug, Default)]
+pub struct Request {
+    /// What to do.
+    pub opcode: u32,
+    /// Application-defined flags.
+    pub flags: u32,
+    /// The request body, read by the server.
+    pub payload: Block,
+    /// Where the server writes its response.
+    pub response: Block,
+}
+
+impl Request {
+    /// A request with no body and no response block.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let req = uring_queue::uring::Request::new(7);
+    /// assert_eq!(req.opcode, 7);
+    /// assert!(req.payload.is_empty());
+    /// ```
+    pub fn new(opcode: u32) -> Self {
+        Self {
+            opcode,
+            ..Self::default()
+        }
+    }
+
+    /// With these flags.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(uring_queue::uring::Request::new(1).with_flags(4).flags, 4);
+    /// ```
+    pub fn with_flags(mut self, flags: u32) -> Self {
+        self.flags = flags;
+        self
+    }
+
+    /// With this request body.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::uring::{Block, Request};
+    ///
+    /// assert!(Request::new(1).with_payload(Block::empty()).payload.is_empty());
+    /// ```
+    pub fn with_payload(mut self, payload: Block) -> Self {
+        self.payload = payload;
+        self
+    }
+
+    /// With this response block.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::uring::{Block, Request};
+    ///
+    /// assert!(Request::new(1).with_response(Block::empty()).response.is_empty());
+    /// ```
+    pub fn with_response(mut self, response: Block) -> Self {
+        self.response = response;
+        self
+    }
+}
+
+/// A completed request: the server's result and the request's blocks, handed
+/// back to the submitter.
+///
+/// # Examples
+///
+/// ```
+/// use uring_queue::uring::{Config, Request, Spin, Uring};
+/// use uring_queue::Region;
+///
+/// #[repr(C, align(128))]
+/// struct Mem([u8; 8192]);
+/// let mut mem = Box::new(Mem([0; 8192]));
+/// let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 1024)).unwrap();
+/// let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
+/// let ticket = client.try_submit(Request::new(1)).unwrap();
+/// let incoming = server.try_recv().unwrap().unwrap();
+/// server.complete(incoming, 42, 0).unwrap();
+/// let reply = client.wait(ticket).unwrap();
+/// assert_eq!(reply.result, 42);
+/// assert_eq!(reply.response_len(), 0);
+/// ```
+#[derive(Debug)]
+pub struct Reply {
+    /// The server's result.
+    pub result: i32,
+    /// The server's flags.
+    pub flags: u32,
+    /// The request body's block, back for reuse or [`Client::free`].
+    pub payload: Block,
+    /// The response block; its first [`response_len`](Self::response_len)
+    /// bytes are the response.
+    pub response: Block,
+    response_len: u32,
+}
+
+impl Reply {
+    /// Bytes of the response block the server filled (never more than the
+    /// block: the client checks).
+    ///
+    /// # Examples
+    ///
+    /// See [`Reply`].
+    ///
+    /// ```
+    /// # let _ = uring_queue::uring::Reply::response_len;
+    /// ```
+    pub fn response_len(&self) -> usize {
+        self.response_len as usize
+    }
+}
+
+/// A submitted request, redeemed for its [`Reply`] with [`Client::wait`] or
+/// [`Client::try_wait`], or given up with [`Client::cancel`]. Dropping it
+/// instead leaves its slot reserved for the connection's lifetime.
+///
+/// # Examples
+///
+/// ```
+/// use uring_queue::uring::{Config, Request, Spin, Uring};
+/// use uring_queue::Region;
+///
+/// #[repr(C, align(128))]
+/// struct Mem([u8; 8192]);
+/// let mut mem = Box::new(Mem([0; 8192]));
+/// let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 0)).unwrap();
+/// let (client, _server) = uring.split::<4, _, _>(Spin, Spin);
+/// let ticket = client.try_submit(Request::new(1)).unwrap();
+/// assert_eq!(client.in_flight(), 1);
+/// client.cancel(ticket).unwrap();
+/// // Still reserved: the server has not completed it yet.
+/// assert_eq!(client.in_flight(), 1);
+/// ```
+#[must_use = "a dropped ticket keeps its slot reserved; wait for it or cancel it"]
+#[derive(Debug, PartialEq, Eq)]
+pub struct Ticket {
+    index: u32,
+    generation: u32,
+    owner: Owner,
+}
+
+impl Ticket {
+    /// The tag the request carries (`user_data`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::uring::{Config, Request, Spin, Uring};
+    /// use uring_queue::Region;
+    ///
+    /// #[repr(C, align(128))]
+    /// struct Mem([u8; 8192]);
+    /// let mut mem = Box::new(Mem([0; 8192]));
+    /// let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 0)).unwrap();
+    /// let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
+    /// let ticket = client.try_submit(Request::new(1)).unwrap();
+    /// assert_eq!(server.try_recv().unwrap().unwrap().user_data(), ticket.user_data());
+    /// # client.cancel(ticket).unwrap();
+    /// ```
+    pub fn user_data(&self) -> u64 {
+        tag(self.index, self.generation)
+    }
+}
+
+fn tag(index: u32, generation: u32) -> u64 {
+    (u64::from(generation) << 32) | u64::from(index)
+}
+
+#[derive(Debug)]
+enum State {
+    Free {
+        next: u32,
+    },
+    /// Submitted; the submitter may be waiting.
+    Pending {
+        waker: Option<Waker>,
+    },
+    /// Submitted, then given up: the completion is discarded on arrival.
+    Abandoned,
+    /// Completed, reply not yet taken.
+    Done {
+        result: i32,
+        flags: u32,
+        response_len: u32,
+    },
+}
+
+#[derive(Debug)]
+struct Slot {
+    generation: u32,
+    state: State,
+    payload: Block,
+    response: Block,
+}
+
+/// What the client mutates: behind a `RefCell`, so that many futures can
+/// share one client within a thread. Borrows are short and never call out
+/// to user code (wakers are taken out and woken after the borrow ends).
+struct Inner<'a, const N: usize, W> {
+    sq: Producer<'a, Sqe>,
+    cq: Consumer<'a, Cqe>,
+    slots: [Slot; N],
+    free_head: u32,
+    in_flight: u32,
+    credits: u32,
+    alloc: Allocator<N>,
+    notifier: W,
+    options: Options,
+    watch: Watch,
+    corrupted: bool,
+    credit_waker: Option<Waker>,
+}
+
+const NO_SLOT: u32 = u32::MAX;
+
+impl<const N: usize, W> Inner<'_, N, W> {
+    fn failure(&self) -> Option<Error> {
+        if self.corrupted {
+            Some(Error::Corrupted)
+        } else if self.watch.is_gone() {
+            Some(Error::PeerGone)
+        } else {
+            None
+        }
+    }
+
+    /// Frees slot `index` for reuse: a new generation, so no old tag or
+    /// ticket names it again, and a credit back.
+    fn release(&mut self, index: u32) -> Option<Waker> {
+        let slot = &mut self.slots[index as usize];
+        slot.generation = slot.generation.wrapping_add(1);
+        slot.state = State::Free {
+            next: self.free_head,
+        };
+        self.free_head = index;
+        self.in_flight -= 1;
+        self.credit_waker.take()
+    }
+
+    /// Applies one completion. Returns the waker to wake, if any.
+    fn route(&mut self, cqe: Cqe) -> Result<Option<Waker>, Error> {
+        let index = cqe.user_data as u32;
+        let generation = (cqe.user_data >> 32) as u32;
+        let slot = self
+            .slots
+            .get_mut(index as usize)
+            .filter(|s| s.generation == generation)
+            .ok_or(Error::Corrupted)?;
+        if cqe.response_len as usize > slot.response.len() {
+            return Err(Error::Corrupted);
+        }
+        match &mut slot.state {
+            State::Pending { waker } => {
+                let waker = waker.take();
+                slot.state = State::Done {
+                    result: cqe.result,
+                    flags: cqe.flags,
+                    response_len: cqe.response_len,
+                };
+                Ok(waker)
+            }
+            State::Abandoned => {
+                let payload = core::mem::take(&mut slot.payload);
+                let response = core::mem::take(&mut slot.response);
+                self.alloc.free(payload.span);
+                self.alloc.free(response.span);
+                Ok(self.release(index))
+            }
+            State::Free { .. } | State::Done { .. } => Err(Error::Corrupted),
+        }
+    }
+
+    /// Takes the reply out of a completed slot.
+    fn take(&mut self, index: u32) -> (Reply, Option<Waker>) {
+        let slot = &mut self.slots[index as usize];
+        let State::Done {
+            result,
+            flags,
+            response_len,
+        } = slot.state
+        else {
+            unreachable!("take is only called on a completed slot")
+        };
+        let reply = Reply {
+            result,
+            flags,
+            payload: core::mem::take(&mut slot.payload),
+            response: core::mem::take(&mut slot.response),
+            response_len,
+        };
+        (reply, self.release(index))
+    }
+
+    /// Publishes everything consumed from the inbound (completion) ring, so
+    /// the server's view of free completion slots matches our credits. The
+    /// ring publishes its head on every pop today; in a deferred-release
+    /// mode this is where the pending head is released.
+    fn publish_inbound(&mut self) {}
+}
+
+/// The submitting side of a connection.
+///
+/// `N` is the size of the in-flight table: at most `N` requests (and the
+/// completion ring's capacity, whichever is smaller: the *credits*) are in
+/// flight at once. All methods take `&self`, so many [`Submit`] futures of
+/// one task or thread can be pending together; the client is `Send` but not
+/// `Sync`.
+///
+/// # Examples
+///
+/// ```
+/// use uring_queue::uring::{Config, Request, Spin, Uring};
+/// use uring_queue::Region;
+///
+/// #[repr(C, align(128))]
+/// struct Mem([u8; 16384]);
+/// let mut mem = Box::new(Mem([0; 16384]));
+/// let uring = Uring::init(Region::new(&mut mem.0), Config::new(8, 8, 4096)).unwrap();
+/// let (client, mut server) = uring.split::<8, _, _>(Spin, Spin);
+///
+/// std::thread::scope(|s| {
+///     s.spawn(move || {
+///         // Echo: copy the request body into the response block.
+///         server
+///             .handle(|_, body, out| {
+///                 out[..body.len()].copy_from_slice(body);
+///                 (0, body.len())
+///             })
+///             .unwrap();
+///     });
+///     let mut body = client.alloc(5).unwrap();
+///     client.bytes_mut(&mut body).unwrap().copy_from_slice(b"hello");
+///     let response = client.alloc(5).unwrap();
+///     let reply = client
+///         .call(Request::new(1).with_payload(body).with_response(response))
+///         .unwrap();
+///     assert_eq!(client.response(&reply).unwrap(), b"hello");
+///     client.free_reply(reply);
+/// });
+/// ```
+pub struct Client<'a, const N: usize, W: Notifier> {
+    link: &'a Link,
+    area: Area<'a>,
+    owner: Owner,
+    inner: RefCell<Inner<'a, N, W>>,
+}
+
+impl<const N: usize, W: Notifier> fmt::Debug for Client<'_, N, W> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("Client");
+        d.field("area", &self.area);
+        if let Ok(inner) = self.inner.try_borrow() {
+            d.field("in_flight", &inner.in_flight)
+                .field("credits", &inner.credits)
+                .field("corrupted", &inner.corrupted)
+                .field("peer_gone", &inner.watch.is_gone());
+        }
+        d.finish_non_exhaustive()
+    }
+}
+
+impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
+    /// A client over two rings within one process (built, for example, with
+    /// [`HeapRing`](crate::HeapRing)), without a payload area: requests carry
+    /// opcode and flags only. [`Uring`](super::Uring) builds clients with a
+    /// payload area, in shared memory.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::HeapRing;
+    /// use uring_queue::uring::{Client, Link, Request, Server, Spin};
+    ///
+    /// let link = Link::new();
+    /// let (sq_tx, sq_rx) = HeapRing::new(4).unwrap();
+    /// let (cq_tx, cq_rx) = HeapRing::new(4).unwrap();
+    /// let client = Client::<4, _>::from_rings(sq_tx, cq_rx, &link, Spin);
+    /// let mut server = Server::from_rings(sq_rx, cq_tx, &link, Spin);
+    /// let ticket = client.try_submit(Request::new(9)).unwrap();
+    /// let incoming = server.recv().unwrap();
+    /// assert_eq!(incoming.opcode(), 9);
+    /// server.complete(incoming, 1, 0).unwrap();
+    /// assert_eq!(client.wait(ticket).unwrap().result, 1);
+    /// ```
+    pub fn from_rings(
+        sq: Producer<'a, Sqe>,
+        cq: Consumer<'a, Cqe>,
+        link: &'a Link,
+        notifier: W,
+    ) -> Self {
+        Self::new(sq, cq, link, Area::empty(), notifier)
+    }
+
+    pub(crate) fn new(
+        sq: Producer<'a, Sqe>,
+        cq: Consumer<'a, Cqe>,
+        link: &'a Link,
+        area: Area<'a>,
+        notifier: W,
+    ) -> Self {
+        let epoch = link.client.open(notifier.process_id());
+        let credits = N
+            .min(sq.capacity())
+            .min(cq.capacity())
+            .min(NO_SLOT as usize) as u32;
+        let slots = core::array::from_fn(|i| Slot {
+            generation: 0,
+            state: State::Free {
+                next: if i + 1 < N { i as u32 + 1 } else { NO_SLOT },
+            },
+            payload: Block::empty(),
+            response: Block::empty(),
+        });
+        let inner = Inner {
+            sq,
+            cq,
+            slots,
+            free_head: if N == 0 { NO_SLOT } else { 0 },
+            in_flight: 0,
+            credits,
+            alloc: Allocator::new(area.len()),
+            notifier,
+            options: Options::default(),
+            watch: Watch::new(&link.server),
+            corrupted: false,
+            credit_waker: None,
+        };
+        Self {
+            link,
+            owner: Owner {
+                area: area.id(),
+                epoch,
+            },
+            area,
+            inner: RefCell::new(inner),
+        }
+    }
+
+    /// Sets how long waits spin and park, and the heartbeat limit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::HeapRing;
+    /// use uring_queue::uring::{Client, Link, Options, Spin};
+    ///
+    /// let link = Link::new();
+    /// let (sq, _) = HeapRing::new(4).unwrap();
+    /// let (_, cq) = HeapRing::new(4).unwrap();
+    /// let mut client = Client::<4, _>::from_rings(sq, cq, &link, Spin);
+    /// client.set_options(Options { spin: 0, ..Options::default() });
+    /// assert_eq!(client.options().spin, 0);
+    /// ```
+    pub fn set_options(&mut self, options: Options) {
+        self.inner.get_mut().options = options;
+    }
+
+    /// The current options.
+    ///
+    /// # Examples
+    ///
+    /// See [`set_options`](Self::set_options).
+    ///
+    /// ```
+    /// # let _ = uring_queue::uring::Client::<1, uring_queue::uring::Spin>::options;
+    /// ```
+    pub fn options(&self) -> Options {
+        self.inner.borrow().options
+    }
+
+    /// How many requests may be in flight at once: the smallest of `N` and
+    /// the two rings' capacities.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::HeapRing;
+    /// use uring_queue::uring::{Client, Link, Spin};
+    ///
+    /// let link = Link::new();
+    /// let (sq, _) = HeapRing::new(8).unwrap();
+    /// let (_, cq) = HeapRing::new(2).unwrap();
+    /// // The completion ring holds 2: never more in flight.
+    /// assert_eq!(Client::<16, _>::from_rings(sq, cq, &link, Spin).credits(), 2);
+    /// ```
+    pub fn credits(&self) -> usize {
+        self.inner.borrow().credits as usize
+    }
+
+    /// Requests submitted and not yet redeemed (including cancelled ones
+    /// whose completion has not arrived).
+    ///
+    /// # Examples
+    ///
+    /// See [`Ticket`].
+    ///
+    /// ```
+    /// # let _ = uring_queue::uring::Client::<1, uring_queue::uring::Spin>::in_flight;
+    /// ```
+    pub fn in_flight(&self) -> usize {
+        self.inner.borrow().in_flight as usize
+    }
+
+    /// Allocates a payload block of `len` bytes (on a [`BLOCK_ALIGN`](super::BLOCK_ALIGN)
+    /// boundary). `len == 0` gives an empty block.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::TooLarge`] beyond the payload area, [`Error::NoSpace`] when no
+    /// free range fits now (or `2 * N` blocks are live).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::uring::{Config, Error, Spin, Uring};
+    /// use uring_queue::Region;
+    ///
+    /// #[repr(C, align(128))]
+    /// struct Mem([u8; 8192]);
+    /// let mut mem = Box::new(Mem([0; 8192]));
+    /// let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 1024)).unwrap();
+    /// let (client, _server) = uring.split::<4, _, _>(Spin, Spin);
+    /// let a = client.alloc(1000).unwrap();
+    /// assert_eq!(a.len(), 1000);
+    /// assert_eq!(client.alloc(100).unwrap_err(), Error::NoSpace { len: 100 });
+    /// assert_eq!(client.alloc(2000).unwrap_err(), Error::TooLarge { max: 1024 });
+    /// client.free(a);
+    /// assert!(client.alloc(100).is_ok());
+    /// ```
+    pub fn alloc(&self, len: usize) -> Result<Block, Error> {
+        let span = self.inner.borrow_mut().alloc.alloc(len)?;
+        Ok(Block {
+            owner: Some(self.owner),
+            span,
+        })
+    }
+
+    /// Payload blocks allocated and not yet freed (including those of
+    /// requests in flight).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::uring::{Config, Spin, Uring};
+    /// use uring_queue::Region;
+    ///
+    /// #[repr(C, align(128))]
+    /// struct Mem([u8; 8192]);
+    /// let mut mem = Box::new(Mem([0; 8192]));
+    /// let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 1024)).unwrap();
+    /// let (client, _server) = uring.split::<4, _, _>(Spin, Spin);
+    /// let block = client.alloc(10).unwrap();
+    /// assert_eq!(client.blocks_in_use(), 1);
+    /// client.free(block);
+    /// assert_eq!(client.blocks_in_use(), 0);
+    /// ```
+    pub fn blocks_in_use(&self) -> usize {
+        self.inner.borrow().alloc.live_blocks()
+    }
+
+    /// Returns a block to the allocator. Blocks of another client are
+    /// ignored.
+    ///
+    /// # Examples
+    ///
+    /// See [`alloc`](Self::alloc).
+    ///
+    /// ```
+    /// # let _ = uring_queue::uring::Client::<1, uring_queue::uring::Spin>::free;
+    /// ```
+    pub fn free(&self, block: Block) {
+        if block.owner == Some(self.owner) {
+            self.inner.borrow_mut().alloc.free(block.span);
+        }
+    }
+
+    /// Frees both blocks of a reply.
+    ///
+    /// # Examples
+    ///
+    /// See [`Client`].
+    ///
+    /// ```
+    /// # let _ = uring_queue::uring::Client::<1, uring_queue::uring::Spin>::free_reply;
+    /// ```
+    pub fn free_reply(&self, reply: Reply) {
+        self.free(reply.payload);
+        self.free(reply.response);
+    }
+
+    fn check_owner(&self, block: &Block) -> Result<Span, Error> {
+        match block.owner {
+            None => Ok(Span::default()),
+            Some(owner) if owner == self.owner => Ok(block.span),
+            Some(_) => Err(Error::Foreign),
+        }
+    }
+
+    /// The bytes of a block.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Foreign`] for a block of another client.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::uring::{Config, Spin, Uring};
+    /// use uring_queue::Region;
+    ///
+    /// #[repr(C, align(128))]
+    /// struct Mem([u8; 8192]);
+    /// let mut mem = Box::new(Mem([0; 8192]));
+    /// let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 1024)).unwrap();
+    /// let (client, _server) = uring.split::<4, _, _>(Spin, Spin);
+    /// let mut block = client.alloc(3).unwrap();
+    /// client.bytes_mut(&mut block).unwrap().copy_from_slice(b"abc");
+    /// assert_eq!(client.bytes(&block).unwrap(), b"abc");
+    /// ```
+    pub fn bytes<'b>(&'b self, block: &'b Block) -> Result<&'b [u8], Error> {
+        let span = self.check_owner(block)?;
+        // SAFETY: the allocator made `span` inside the area; the block token
+        // is unique and borrowed shared for `'b`, so no `&mut` to its bytes
+        // exists in this process meanwhile (the server sees a block only
+        // while it is in flight, when no token for it is outside the table).
+        Ok(unsafe { self.area.bytes(span) })
+    }
+
+    /// The bytes of a block, to fill in place (zero copy).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Foreign`] for a block of another client.
+    ///
+    /// # Examples
+    ///
+    /// See [`bytes`](Self::bytes).
+    ///
+    /// ```
+    /// # let _ = uring_queue::uring::Client::<1, uring_queue::uring::Spin>::bytes_mut;
+    /// ```
+    pub fn bytes_mut<'b>(&'b self, block: &'b mut Block) -> Result<&'b mut [u8], Error> {
+        let span = self.check_owner(block)?;
+        // SAFETY: as in `bytes`, and the token is borrowed exclusively for
+        // `'b`, and blocks never overlap, so this is the only reference.
+        Ok(unsafe { self.area.bytes_mut(span) })
+    }
+
+    /// The response bytes of a reply: the first
+    /// [`response_len`](Reply::response_len) bytes of its response block.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Foreign`] for a reply of another client.
+    ///
+    /// # Examples
+    ///
+    /// See [`Client`].
+    ///
+    /// ```
+    /// # let _ = uring_queue::uring::Client::<1, uring_queue::uring::Spin>::response;
+    /// ```
+    pub fn response<'b>(&'b self, reply: &'b Reply) -> Result<&'b [u8], Error> {
+        let bytes = self.bytes(&reply.response)?;
+        // `route` checked the length against the block.
+        Ok(&bytes[..reply.response_len()])
+    }
+
+    /// Submits a request if a credit is free, without waiting.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Busy`] when every credit is in use, [`Error::Foreign`] for a
+    /// block of another client, [`Error::PeerGone`] / [`Error::Corrupted`]
+    /// once latched. The request comes back with the error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::HeapRing;
+    /// use uring_queue::uring::{Client, Error, Link, Request, Spin};
+    ///
+    /// let link = Link::new();
+    /// let (sq, _sq_rx) = HeapRing::new(2).unwrap();
+    /// let (_cq_tx, cq) = HeapRing::new(2).unwrap();
+    /// let client = Client::<2, _>::from_rings(sq, cq, &link, Spin);
+    /// let a = client.try_submit(Request::new(1)).unwrap();
+    /// let b = client.try_submit(Request::new(2)).unwrap();
+    /// // Two credits, both used: the third waits for a completion.
+    /// let rejected = client.try_submit(Request::new(3)).unwrap_err();
+    /// assert_eq!(rejected.error, Error::Busy);
+    /// assert_eq!(rejected.value.opcode, 3);
+    /// assert_ne!(a.user_data(), b.user_data());
+    /// # client.cancel(a).unwrap(); client.cancel(b).unwrap();
+    /// ```
+    pub fn try_submit(&self, request: Request) -> Result<Ticket, Rejected<Request>> {
+        let reject = |error, value| Err(Rejected { error, value });
+        let (payload, response) = match (
+            self.check_owner(&request.payload),
+            self.check_owner(&request.response),
+        ) {
+            (Ok(p), Ok(r)) => (p, r),
+            _ => return reject(Error::Foreign, request),
+        };
+        let mut inner = self.inner.borrow_mut();
+        if let Some(e) = inner.failure() {
+            return reject(e, request);
+        }
+        if inner.in_flight >= inner.credits {
+            return reject(Error::Busy, request);
+        }
+        let index = inner.free_head;
+        let slot = &inner.slots[index as usize];
+        let State::Free { next } = slot.state else {
+            inner.corrupted = true;
+            return reject(Error::Corrupted, request);
+        };
+        let generation = slot.generation;
+        let sqe = Sqe {
+            user_data: tag(index, generation),
+            opcode: request.opcode,
+            flags: request.flags,
+            payload_offset: u64::from(payload.offset),
+            payload_len: payload.len,
+            response_len: response.len,
+            response_offset: u64::from(response.offset),
+        };
+        inner.publish_inbound();
+        match inner.sq.push(sqe) {
+            Ok(()) => {}
+            // Credits never exceed the submission ring's capacity, so only
+            // a server that stopped consuming leaves it full.
+            Err(crate::Error::Full) => return reject(Error::Busy, request),
+            Err(_) => {
+                inner.corrupted = true;
+                return reject(Error::Corrupted, request);
+            }
+        }
+        inner.free_head = next;
+        inner.in_flight += 1;
+        let slot = &mut inner.slots[index as usize];
+        slot.state = State::Pending { waker: None };
+        slot.payload = request.payload;
+        slot.response = request.response;
+        self.link.server.wake.notify(&inner.notifier);
+        Ok(Ticket {
+            index,
+            generation,
+            owner: self.owner,
+        })
+    }
+
+    /// Moves every completion that has arrived to its slot and wakes its
+    /// submitter. Returns how many arrived.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Corrupted`] (latched) for a completion naming no request in
+    /// flight or a response longer than its block.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::HeapRing;
+    /// use uring_queue::uring::{Client, Link, Request, Server, Spin};
+    ///
+    /// let link = Link::new();
+    /// let (sq_tx, sq_rx) = HeapRing::new(4).unwrap();
+    /// let (cq_tx, cq_rx) = HeapRing::new(4).unwrap();
+    /// let client = Client::<4, _>::from_rings(sq_tx, cq_rx, &link, Spin);
+    /// let mut server = Server::from_rings(sq_rx, cq_tx, &link, Spin);
+    /// let t = client.try_submit(Request::new(1)).unwrap();
+    /// assert_eq!(client.poll_completions(), Ok(0));
+    /// let incoming = server.recv().unwrap();
+    /// server.complete(incoming, 0, 0).unwrap();
+    /// assert_eq!(client.poll_completions(), Ok(1));
+    /// assert!(client.try_wait(t).is_ok());
+    /// ```
+    pub fn poll_completions(&self) -> Result<usize, Error> {
+        let mut n = 0;
+        loop {
+            let waker = {
+                let mut inner = self.inner.borrow_mut();
+                if inner.corrupted {
+                    drop(inner);
+                    self.wake_all();
+                    return Err(Error::Corrupted);
+                }
+                let cqe = match inner.cq.pop() {
+                    Ok(cqe) => cqe,
+                    Err(crate::Error::Empty) => return Ok(n),
+                    Err(_) => {
+                        inner.corrupted = true;
+                        continue;
+                    }
+                };
+                match inner.route(cqe) {
+                    Ok(waker) => waker,
+                    Err(_) => {
+                        inner.corrupted = true;
+                        continue;
+                    }
+                }
+            };
+            n += 1;
+            if let Some(waker) = waker {
+                waker.wake();
+            }
+        }
+    }
+
+    /// Wakes every waiting submitter, so that they see a latched failure.
+    fn wake_all(&self) {
+        for i in 0..N {
+            let waker = match &mut self.inner.borrow_mut().slots[i].state {
+                State::Pending { waker } => waker.take(),
+                _ => None,
+            };
+            if let Some(w) = waker {
+                w.wake();
+            }
+        }
+        let waker = self.inner.borrow_mut().credit_waker.take();
+        if let Some(w) = waker {
+            w.wake();
+        }
+    }
+
+    /// Waits (spins, then parks on the client's wake flag) until a completion
+    /// is available or one park round passes, then runs the liveness checks.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::PeerGone`] once the server closed, exited, restarted or went
+    /// silent, and nothing is left to read; [`Error::Corrupted`] if latched.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::HeapRing;
+    /// use uring_queue::uring::{Client, Error, Link, Server, Spin};
+    ///
+    /// let link = Link::new();
+    /// let (sq_tx, sq_rx) = HeapRing::new(4).unwrap();
+    /// let (cq_tx, cq_rx) = HeapRing::new(4).unwrap();
+    /// let client = Client::<4, _>::from_rings(sq_tx, cq_rx, &link, Spin);
+    /// let server = Server::from_rings(sq_rx, cq_tx, &link, Spin);
+    /// drop(server);
+    /// assert_eq!(client.park(), Err(Error::PeerGone));
+    /// ```
+    pub fn park(&self) -> Result<(), Error> {
+        let mut guard = self.inner.borrow_mut();
+        let inner = &mut *guard;
+        if let Some(e) = inner.failure() {
+            return if inner.cq.is_empty() { Err(e) } else { Ok(()) };
+        }
+        for _ in 0..inner.options.spin {
+            if !inner.cq.is_empty() {
+                return Ok(());
+            }
+            super::sync::spin_loop();
+        }
+        let own = &self.link.client;
+        inner.publish_inbound();
+        own.wake.arm();
+        if !inner.cq.is_empty() {
+            own.wake.disarm();
+            return Ok(());
+        }
+        own.beat();
+        inner.notifier.wait(&own.wake, inner.options.park_timeout);
+        own.wake.disarm();
+        if !inner.cq.is_empty() {
+            return Ok(());
+        }
+        let options = inner.options;
+        if inner
+            .watch
+            .check(&self.link.server, &mut inner.notifier, &options, true)
+            || !inner.cq.is_empty()
+        {
+            return Ok(());
+        }
+        drop(guard);
+        self.wake_all();
+        Err(Error::PeerGone)
+    }
+
+    /// Takes the reply if it has arrived, else hands the ticket back with
+    /// [`Error::NotReady`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotReady`], [`Error::Foreign`] for another client's ticket,
+    /// [`Error::PeerGone`] / [`Error::Corrupted`] once latched.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::HeapRing;
+    /// use uring_queue::uring::{Client, Error, Link, Request, Server, Spin};
+    ///
+    /// let link = Link::new();
+    /// let (sq_tx, sq_rx) = HeapRing::new(4).unwrap();
+    /// let (cq_tx, cq_rx) = HeapRing::new(4).unwrap();
+    /// let client = Client::<4, _>::from_rings(sq_tx, cq_rx, &link, Spin);
+    /// let mut server = Server::from_rings(sq_rx, cq_tx, &link, Spin);
+    /// let t = client.try_submit(Request::new(1)).unwrap();
+    /// let t = client.try_wait(t).unwrap_err();
+    /// assert_eq!(t.error, Error::NotReady);
+    /// let incoming = server.recv().unwrap();
+    /// server.complete(incoming, 5, 0).unwrap();
+    /// assert_eq!(client.try_wait(t.value).unwrap().result, 5);
+    /// ```
+    pub fn try_wait(&self, ticket: Ticket) -> Result<Reply, Rejected<Ticket>> {
+        if let Err(error) = self.poll_completions() {
+            return Err(Rejected {
+                error,
+                value: ticket,
+            });
+        }
+        match self.poll_ticket(&ticket, None) {
+            Poll::Ready(Ok(reply)) => Ok(reply),
+            Poll::Ready(Err(error)) => Err(Rejected {
+                error,
+                value: ticket,
+            }),
+            Poll::Pending => Err(Rejected {
+                error: Error::NotReady,
+                value: ticket,
+            }),
+        }
+    }
+
+    /// Checks one ticket; registers `waker` if not complete.
+    fn poll_ticket(&self, ticket: &Ticket, waker: Option<&Waker>) -> Poll<Result<Reply, Error>> {
+        if ticket.owner != self.owner {
+            return Poll::Ready(Err(Error::Foreign));
+        }
+        let mut inner = self.inner.borrow_mut();
+        let Some(slot) = inner
+            .slots
+            .get_mut(ticket.index as usize)
+            .filter(|s| s.generation == ticket.generation)
+        else {
+            return Poll::Ready(Err(Error::Foreign));
+        };
+        let old = match &mut slot.state {
+            State::Done { .. } => {
+                let (reply, credit) = inner.take(ticket.index);
+                drop(inner);
+                if let Some(w) = credit {
+                    w.wake();
+                }
+                return Poll::Ready(Ok(reply));
+            }
+            State::Pending { waker: slot_waker } => match waker {
+                Some(w) if !slot_waker.as_ref().is_some_and(|s| s.will_wake(w)) => {
+                    slot_waker.replace(w.clone())
+                }
+                _ => None,
+            },
+            State::Free { .. } | State::Abandoned => return Poll::Ready(Err(Error::Foreign)),
+        };
+        let failure = inner.failure();
+        drop(inner);
+        drop(old);
+        match failure {
+            Some(e) => Poll::Ready(Err(e)),
+            None => Poll::Pending,
+        }
+    }
+
+    /// Waits for a submitted request's reply (spinning, then parking).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::PeerGone`] (the server went away before replying),
+    /// [`Error::Corrupted`], [`Error::Foreign`] for another client's ticket.
+    ///
+    /// # Examples
+    ///
+    /// See [`Reply`].
+    ///
+    /// ```
+    /// # let _ = uring_queue::uring::Client::<1, uring_queue::uring::Spin>::wait;
+    /// ```
+    pub fn wait(&self, ticket: Ticket) -> Result<Reply, Error> {
+        loop {
+            self.poll_completions()?;
+            if let Poll::Ready(r) = self.poll_ticket(&ticket, None) {
+                return r;
+            }
+            self.park()?;
+        }
+    }
+
+    /// Gives a request up. Its slot (and blocks) stay reserved until the
+    /// completion arrives, which is then discarded, so its tag is never
+    /// reused while the server may still answer it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Foreign`] for another client's ticket.
+    ///
+    /// # Examples
+    ///
+    /// See [`Ticket`].
+    ///
+    /// ```
+    /// # let _ = uring_queue::uring::Client::<1, uring_queue::uring::Spin>::cancel;
+    /// ```
+    pub fn cancel(&self, ticket: Ticket) -> Result<(), Error> {
+        if ticket.owner != self.owner {
+            return Err(Error::Foreign);
+        }
+        let mut inner = self.inner.borrow_mut();
+        let Some(slot) = inner
+            .slots
+            .get_mut(ticket.index as usize)
+            .filter(|s| s.generation == ticket.generation)
+        else {
+            return Err(Error::Foreign);
+        };
+        let (old, credit) = match &mut slot.state {
+            State::Pending { waker } => {
+                let old = waker.take();
+                slot.state = State::Abandoned;
+                (old, None)
+            }
+            State::Done { .. } => {
+                let (reply, credit) = inner.take(ticket.index);
+                inner.alloc.free(reply.payload.span);
+                inner.alloc.free(reply.response.span);
+                (None, credit)
+            }
+            State::Free { .. } | State::Abandoned => return Err(Error::Foreign),
+        };
+        drop(inner);
+        drop(old);
+        if let Some(w) = credit {
+            w.wake();
+        }
+        Ok(())
+    }
+
+    /// Submits a request and waits for its reply: waits for a credit first
+    /// if all are in use.
+    ///
+    /// # Errors
+    ///
+    /// As [`try_submit`](Self::try_submit) (except [`Error::Busy`], which it
+    /// waits out) and [`wait`](Self::wait).
+    ///
+    /// # Examples
+    ///
+    /// See [`Client`].
+    ///
+    /// ```
+    /// # let _ = uring_queue::uring::Client::<1, uring_queue::uring::Spin>::call;
+    /// ```
+    pub fn call(&self, request: Request) -> Result<Reply, Error> {
+        let ticket = self.submit_waiting(request)?;
+        self.wait(ticket)
+    }
+
+    /// Submits a request, waiting for a credit if all are in use.
+    ///
+    /// # Errors
+    ///
+    /// As [`try_submit`](Self::try_submit), except [`Error::Busy`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::HeapRing;
+    /// use uring_queue::uring::{Client, Link, Request, Server, Spin};
+    ///
+    /// let link = Link::new();
+    /// let (sq_tx, sq_rx) = HeapRing::new(4).unwrap();
+    /// let (cq_tx, cq_rx) = HeapRing::new(4).unwrap();
+    /// let client = Client::<4, _>::from_rings(sq_tx, cq_rx, &link, Spin);
+    /// let mut server = Server::from_rings(sq_rx, cq_tx, &link, Spin);
+    /// // Pipelined: four in flight, answered in reverse order.
+    /// let tickets: Vec<_> = (0..4).map(|i| client.submit_waiting(Request::new(i)).unwrap()).collect();
+    /// let incoming: Vec<_> = (0..4).map(|_| server.recv().unwrap()).collect();
+    /// for inc in incoming.into_iter().rev() {
+    ///     let op = inc.opcode() as i32;
+    ///     server.complete(inc, op * 10, 0).unwrap();
+    /// }
+    /// for (i, t) in tickets.into_iter().enumerate() {
+    ///     assert_eq!(client.wait(t).unwrap().result, i as i32 * 10);
+    /// }
+    /// ```
+    pub fn submit_waiting(&self, mut request: Request) -> Result<Ticket, Error> {
+        loop {
+            match self.try_submit(request) {
+                Ok(ticket) => return Ok(ticket),
+                Err(Rejected {
+                    error: Error::Busy,
+                    value,
+                }) => request = value,
+                Err(r) => return Err(r.error),
+            }
+            if self.poll_completions()? == 0 {
+                self.park()?;
+            }
+        }
+    }
+
+    /// Submits a request; the future resolves to its reply. Works with any
+    /// executor: the client wakes the future when its completion is routed
+    /// ([`poll_completions`](Self::poll_completions), which every poll of a
+    /// `Submit` and [`block_on`](Self::block_on) run). Dropping the future
+    /// cancels the request ([`cancel`](Self::cancel)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::HeapRing;
+    /// use uring_queue::uring::{Client, Link, Request, Server, Spin};
+    ///
+    /// let link = Link::new();
+    /// let (sq_tx, sq_rx) = HeapRing::new(4).unwrap();
+    /// let (cq_tx, cq_rx) = HeapRing::new(4).unwrap();
+    /// let client = Client::<4, _>::from_rings(sq_tx, cq_rx, &link, Spin);
+    /// let mut server = Server::from_rings(sq_rx, cq_tx, &link, Spin);
+    /// std::thread::scope(|s| {
+    ///     s.spawn(move || {
+    ///         for _ in 0..2 {
+    ///             let inc = server.recv().unwrap();
+    ///             let op = inc.opcode() as i32;
+    ///             server.complete(inc, op + 1, 0).unwrap();
+    ///         }
+    ///     });
+    ///     let (a, b) = client.block_on(async {
+    ///         let a = client.submit(Request::new(1)).await.unwrap();
+    ///         let b = client.submit(Request::new(2)).await.unwrap();
+    ///         (a.result, b.result)
+    ///     });
+    ///     assert_eq!((a, b), (2, 3));
+    /// });
+    /// ```
+    pub fn submit(&self, request: Request) -> Submit<'_, 'a, N, W> {
+        Submit {
+            client: self,
+            state: SubmitState::Start(request),
+        }
+    }
+
+    /// Runs `future` to completion on this thread: polls it, and while it is
+    /// pending routes completions and parks on the client's wake flag. A
+    /// minimal executor for the futures of this client.
+    ///
+    /// # Examples
+    ///
+    /// See [`submit`](Self::submit).
+    ///
+    /// ```
+    /// # let _ = uring_queue::uring::Client::<1, uring_queue::uring::Spin>::block_on::<core::future::Ready<()>>;
+    /// ```
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        let mut future = pin!(future);
+        let mut cx = Context::from_waker(Waker::noop());
+        loop {
+            if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+                return out;
+            }
+            // Errors are latched: the pending futures report them when
+            // polled next.
+            if let Ok(0) = self.poll_completions() {
+                let _ = self.park();
+            }
+        }
+    }
+}
+
+impl<const N: usize, W: Notifier> Drop for Client<'_, N, W> {
+    fn drop(&mut self) {
+        self.link.client.close();
+        self.link.server.wake.notify(&self.inner.get_mut().notifier);
+    }
+}
+
+#[derive(Debug)]
+enum SubmitState {
+    Start(Request),
+    Waiting(Ticket),
+    Finished,
+}
+
+/// The future of [`Client::submit`].
+///
+/// # Examples
+///
+/// See [`Client::submit`].
+///
+/// ```
+/// # let _ = uring_queue::uring::Client::<1, uring_queue::uring::Spin>::submit;
+/// ```
+#[must_use = "futures do nothing unless polled"]
+pub struct Submit<'c, 'a, const N: usize, W: Notifier> {
+    client: &'c Client<'a, N, W>,
+    state: SubmitState,
+}
+
+impl<const N: usize, W: Notifier> fmt::Debug for Submit<'_, '_, N, W> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Submit")
+            .field("state", &self.state)
+            .finish()
+    }
+}
+
+impl<const N: usize, W: Notifier> Future for Submit<'_, '_, N, W> {
+    type Output = Result<Reply, Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let client = this.client;
+        if let Err(e) = client.poll_completions() {
+            this.state = SubmitState::Finished;
+            return Poll::Ready(Err(e));
+        }
+        loop {
+            match core::mem::replace(&mut this.state, SubmitState::Finished) {
+                SubmitState::Start(request) => match client.try_submit(request) {
+                    Ok(ticket) => this.state = SubmitState::Waiting(ticket),
+                    Err(Rejected {
+                        error: Error::Busy,
+                        value,
+                    }) => {
+                        this.state = SubmitState::Start(value);
+                        let old = {
+                            let mut inner = client.inner.borrow_mut();
+                            inner.credit_waker.replace(cx.waker().clone())
+                        };
+                        // Another task waited for a credit too: let it poll
+                        // again rather than lose its wake-up.
+                        if let Some(w) = old.filter(|w| !w.will_wake(cx.waker())) {
+                            w.wake();
+                        }
+                        return Poll::Pending;
+                    }
+                    Err(r) => return Poll::Ready(Err(r.error)),
+                },
+                SubmitState::Waiting(ticket) => {
+                    return match client.poll_ticket(&ticket, Some(cx.waker())) {
+                        Poll::Pending => {
+                            this.state = SubmitState::Waiting(ticket);
+                            Poll::Pending
+                        }
+                        Poll::Ready(r) => Poll::Ready(r),
+                    };
+                }
+                SubmitState::Finished => return Poll::Ready(Err(Error::Foreign)),
+            }
+        }
+    }
+}
+
+impl<const N: usize, W: Notifier> Drop for Submit<'_, '_, N, W> {
+    fn drop(&mut self) {
+        if let SubmitState::Waiting(ticket) =
+            core::mem::replace(&mut self.state, SubmitState::Finished)
+        {
+            let _ = self.client.cancel(ticket);
+        }
+    }
+}

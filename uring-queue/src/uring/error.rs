@@ -1,0 +1,129 @@
+//! The request/response layer's errors.
+
+use crate::RegionError;
+use core::fmt;
+
+/// Why a request/response operation did not happen.
+///
+/// # Examples
+///
+/// ```
+/// use uring_queue::uring::Error;
+///
+/// assert_eq!(Error::PeerGone.to_string(), "the peer closed, exited or restarted");
+/// assert_ne!(Error::Busy, Error::Corrupted);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Error {
+    /// The peer closed its side, its process exited, it re-attached (a new
+    /// epoch), or its heartbeat went stale. Latched: the connection is over.
+    PeerGone,
+    /// The peer wrote something that breaks the protocol: an entry naming an
+    /// unknown tag, a block outside the payload area, overlapping blocks, a
+    /// response longer than its block, or broken ring indices. Latched.
+    Corrupted,
+    /// Every credit is in use: as many requests are in flight as the
+    /// completion ring (or the in-flight table) holds. Retry after a
+    /// completion, or use a call that waits.
+    Busy,
+    /// The payload area has no free range this large right now (or the block
+    /// table is full); free blocks and retry.
+    NoSpace {
+        /// The length asked for.
+        len: usize,
+    },
+    /// Larger than anything this connection can ever hold.
+    TooLarge {
+        /// The largest length accepted.
+        max: usize,
+    },
+    /// The completion ring is full. An honest client's credits make this
+    /// impossible; only a client that submits beyond its credits causes it.
+    CompletionRingFull,
+    /// The reply has not arrived yet.
+    NotReady,
+    /// A block or ticket that belongs to another connection (or another
+    /// client instance on this one).
+    Foreign,
+    /// The region could not be set up or attached.
+    Region(RegionError),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::PeerGone => f.write_str("the peer closed, exited or restarted"),
+            Self::Corrupted => f.write_str("the peer broke the protocol"),
+            Self::Busy => f.write_str("every credit is in use"),
+            Self::NoSpace { len } => write!(f, "no free payload block of {len} bytes"),
+            Self::TooLarge { max } => write!(f, "larger than the limit of {max} bytes"),
+            Self::CompletionRingFull => f.write_str("the completion ring is full"),
+            Self::NotReady => f.write_str("the reply has not arrived yet"),
+            Self::Foreign => f.write_str("block or ticket of another connection"),
+            Self::Region(e) => write!(f, "region: {e}"),
+        }
+    }
+}
+
+impl core::error::Error for Error {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            Self::Region(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<RegionError> for Error {
+    fn from(e: RegionError) -> Self {
+        Self::Region(e)
+    }
+}
+
+/// An error together with the value the operation took, handed back so that
+/// nothing is lost (a request and its blocks, an incoming request).
+///
+/// # Examples
+///
+/// ```
+/// use uring_queue::uring::{Error, Rejected};
+///
+/// let r = Rejected { error: Error::Busy, value: 5 };
+/// assert_eq!(r.into_inner(), 5);
+/// ```
+#[derive(Debug)]
+pub struct Rejected<T> {
+    /// Why.
+    pub error: Error,
+    /// What the operation took.
+    pub value: T,
+}
+
+impl<T> Rejected<T> {
+    /// The value handed back.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::uring::{Error, Rejected};
+    ///
+    /// assert_eq!(Rejected { error: Error::Busy, value: "req" }.into_inner(), "req");
+    /// ```
+    pub fn into_inner(self) -> T {
+        self.value
+    }
+}
+
+impl<T> fmt::Display for Rejected<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.error, f)
+    }
+}
+
+impl<T: fmt::Debug> core::error::Error for Rejected<T> {}
+
+impl<T> From<Rejected<T>> for Error {
+    fn from(r: Rejected<T>) -> Self {
+        r.error
+    }
+}

@@ -1,0 +1,111 @@
+//! The Linux implementation of [`Notifier`]: a futex on the wake flag (the
+//! flag lives in memory shared by both processes, so the futex is a shared
+//! one, not `FUTEX_PRIVATE`), and a pidfd to tell whether the peer's process
+//! has exited.
+
+use super::wake::{Notifier, WakeFlag};
+use core::time::Duration;
+use rustix::event::{PollFd, PollFlags, poll};
+use rustix::fd::OwnedFd;
+use rustix::io::Errno;
+use rustix::process::{Pid, PidfdFlags, getpid, pidfd_open, test_kill_process};
+use rustix::thread::futex;
+
+/// Parks on the wake flag with `futex(FUTEX_WAIT)` and wakes with
+/// `futex(FUTEX_WAKE)`; publishes this process's id and watches the peer's
+/// through a pidfd (so a peer killed with `SIGKILL`, which never sets its
+/// close flag, is noticed at the next park round, even while it is a
+/// zombie).
+///
+/// # Examples
+///
+/// ```
+/// # #[cfg(not(miri))] { // Miri cannot make these system calls.
+/// use core::time::Duration;
+/// use std::time::Instant;
+/// use uring_queue::uring::{Futex, Notifier, WakeFlag};
+///
+/// let mut futex = Futex::new();
+/// assert_eq!(futex.process_id(), std::process::id());
+/// assert!(!futex.has_exited(std::process::id()));
+/// let flag = WakeFlag::new();
+/// flag.arm();
+/// // Nobody wakes us: the wait ends at its timeout.
+/// let start = Instant::now();
+/// futex.wait(&flag, Duration::from_millis(20));
+/// assert!(start.elapsed() >= Duration::from_millis(10));
+/// # }
+/// ```
+#[derive(Debug, Default)]
+pub struct Futex {
+    /// The peer's pid and a pidfd for it, opened at the first check.
+    peer: Option<(u32, Option<OwnedFd>)>,
+}
+
+impl Futex {
+    /// A notifier with no peer process watched yet.
+    ///
+    /// # Examples
+    ///
+    /// See [`Futex`].
+    ///
+    /// ```
+    /// # let _ = uring_queue::uring::Futex::new();
+    /// ```
+    pub fn new() -> Self {
+        Self { peer: None }
+    }
+}
+
+fn word(flag: &WakeFlag) -> &core::sync::atomic::AtomicU32 {
+    // SAFETY: the flag is a `u32` word, aligned, only ever accessed
+    // atomically, and valid for the borrow of `flag`.
+    unsafe { core::sync::atomic::AtomicU32::from_ptr(flag.as_ptr()) }
+}
+
+impl Notifier for Futex {
+    fn wait(&mut self, flag: &WakeFlag, timeout: Duration) {
+        let ts = futex::Timespec {
+            tv_sec: timeout.as_secs().try_into().unwrap_or(i64::MAX),
+            tv_nsec: timeout.subsec_nanos().into(),
+        };
+        // Returns at once if the flag is no longer armed (EAGAIN), on a
+        // wake, a signal (EINTR) or the timeout: the caller re-checks in
+        // every case.
+        let _ = futex::wait(word(flag), futex::Flags::empty(), 1, Some(&ts));
+    }
+
+    fn wake(&self, flag: &WakeFlag) {
+        let _ = futex::wake(word(flag), futex::Flags::empty(), u32::MAX);
+    }
+
+    fn process_id(&self) -> u32 {
+        getpid().as_raw_nonzero().get() as u32
+    }
+
+    fn has_exited(&mut self, pid: u32) -> bool {
+        let Some(raw) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
+            return false;
+        };
+        if self.peer.as_ref().is_none_or(|(p, _)| *p != pid) {
+            match pidfd_open(raw, PidfdFlags::empty()) {
+                Ok(fd) => self.peer = Some((pid, Some(fd))),
+                Err(Errno::SRCH) => return true,
+                // No pidfds here (old kernel, seccomp): fall back to kill(0).
+                Err(_) => self.peer = Some((pid, None)),
+            }
+        }
+        match &self.peer {
+            Some((_, Some(fd))) => {
+                let mut fds = [PollFd::new(fd, PollFlags::IN)];
+                let zero = rustix::event::Timespec {
+                    tv_sec: 0,
+                    tv_nsec: 0,
+                };
+                // Readable once the process has exited.
+                matches!(poll(&mut fds, Some(&zero)), Ok(n) if n > 0)
+            }
+            _ => test_kill_process(raw) == Err(Errno::SRCH),
+        }
+    }
+}

@@ -1,0 +1,69 @@
+//! Request/response over shared memory, in the manner of io_uring: a
+//! submission ring (client to server) and a completion ring (server to
+//! client) in one region, each entry tagged with a `user_data` word, large
+//! bodies passed as blocks of a payload area in the same region.
+//!
+//! - **Tags and the in-flight table.** The client keeps a fixed table of `N`
+//!   slots (no allocation); a request's tag is its slot index and the slot's
+//!   generation, so completions reach their submitter in any order, and a
+//!   tag is never reused while its request is in flight. A cancelled request
+//!   (a dropped [`Submit`] future) keeps its slot until the completion
+//!   arrives, which is then discarded.
+//! - **Credits.** The client never has more requests in flight than the
+//!   completion ring holds, so the server can always post a completion
+//!   ([`Error::CompletionRingFull`] if a client breaks this).
+//! - **Wake-ups.** Each side spins for a while, then arms its "needs wakeup"
+//!   flag and parks through a [`Notifier`] ([`Futex`] on Linux); the peer
+//!   wakes it only when the flag is armed, so the busy path makes no system
+//!   call.
+//! - **Liveness.** Close flags, per-side epochs, heartbeats and the
+//!   notifier's view of processes: a side whose peer closed, exited (even by
+//!   `SIGKILL`) or restarted gets [`Error::PeerGone`] within a park round
+//!   instead of hanging.
+//! - **Hostile peers.** Every offset, length and tag read from the region is
+//!   validated before use; a bad one latches [`Error::Corrupted`].
+//!
+//! The wire format is [`Sqe`] and [`Cqe`]: plain `#[repr(C)]` data, so the
+//! two sides need not be the same build. Layout and protocol:
+//! `docs/uring-queue.md`.
+//!
+//! # Examples
+//!
+//! ```
+//! use uring_queue::uring::{Config, Request, Spin, Uring};
+//! use uring_queue::Region;
+//!
+//! #[repr(C, align(128))]
+//! struct Mem([u8; 16384]);
+//! let mut mem = Box::new(Mem([0; 16384]));
+//! let (client, mut server) = Uring::init(Region::new(&mut mem.0), Config::new(8, 8, 4096))
+//!     .unwrap()
+//!     .split::<8, _, _>(Spin, Spin);
+//! let ticket = client.try_submit(Request::new(7)).unwrap();
+//! let incoming = server.try_recv().unwrap().unwrap();
+//! server.complete(incoming, 70, 0).unwrap();
+//! assert_eq!(client.wait(ticket).unwrap().result, 70);
+//! ```
+
+mod client;
+mod entry;
+mod error;
+#[cfg(all(feature = "std", target_os = "linux", not(loom)))]
+mod futex;
+mod payload;
+#[cfg(not(loom))]
+mod region;
+mod server;
+mod sync;
+mod wake;
+
+pub use client::{Client, Reply, Request, Submit, Ticket};
+pub use entry::{Cqe, Sqe};
+pub use error::{Error, Rejected};
+#[cfg(all(feature = "std", target_os = "linux", not(loom)))]
+pub use futex::Futex;
+pub use payload::{BLOCK_ALIGN, Block};
+#[cfg(not(loom))]
+pub use region::{Config, URING_ALIGN, URING_MAGIC, URING_VERSION, Uring};
+pub use server::{Incoming, Server};
+pub use wake::{Link, Notifier, Options, Spin, WakeFlag};
