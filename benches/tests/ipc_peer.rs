@@ -8,6 +8,8 @@ use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::process::{Command, Output, Stdio};
+use uring_queue::SharedMemory;
+use uring_queue::uring::{Client, Config, Futex, Request, Uring};
 
 /// Starts the server for `role` on a fresh socket, lets `client` use the
 /// other end, hangs up, and returns how the server ended.
@@ -88,4 +90,72 @@ fn a_server_not_started_by_its_parent_refuses_to_run() {
     let out = serve("nonesuch", std::process::id(), |_| {});
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("unknown role"), "{}", stderr(&out));
+}
+
+/// Starts the `uring_queue` server on a fresh region, lets `client` use the
+/// client end, closes it, and returns how the server ended.
+fn serve_uring(client: impl FnOnce(&Client<'_, 4, Futex>)) -> Output {
+    let config = Config::new(4, 4, 1 << 16);
+    let mut shm = SharedMemory::create("ipc-test", Uring::required_size(&config).unwrap()).unwrap();
+    // SAFETY: as in `serve`.
+    let inherited = unsafe {
+        let raw = libc::fcntl(shm.fd().as_raw_fd(), libc::F_DUPFD, 3);
+        assert!(raw >= 3);
+        OwnedFd::from_raw_fd(raw)
+    };
+    let ours = Uring::init(shm.region(), config)
+        .unwrap()
+        .into_client::<4, _>(Futex::new());
+    let child = Command::new(env!("CARGO_BIN_EXE_compare"))
+        .env("COMPARE_IPC_PEER", "uring_queue")
+        .env("COMPARE_IPC_FDS", inherited.as_raw_fd().to_string())
+        .env("COMPARE_IPC_PARENT", std::process::id().to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(inherited);
+    client(&ours);
+    drop(ours);
+    child.wait_with_output().unwrap()
+}
+
+fn uring_request(client: &Client<'_, 4, Futex>, body: &[u8]) -> Request {
+    let mut payload = client.alloc(body.len()).unwrap();
+    client
+        .bytes_mut(&mut payload)
+        .unwrap()
+        .copy_from_slice(body);
+    Request::new(body.len() as u32)
+        .with_payload(payload)
+        .with_response(client.alloc(body.len()).unwrap())
+}
+
+#[test]
+fn the_uring_server_answers_then_exits_cleanly_when_the_client_closes() {
+    let out = serve_uring(|client| {
+        // An empty body is a valid request with nothing to compare.
+        let reply = client.call(uring_request(client, &[])).unwrap();
+        assert_eq!(reply.result, !0, "the reply header is the length, NOT-ed");
+        assert_eq!(reply.response_len(), 0);
+        client.free_reply(reply);
+    });
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
+fn a_wrong_byte_stops_the_uring_server_with_its_offset() {
+    let out = serve_uring(|client| {
+        let ticket = client.try_submit(uring_request(client, &[0; 64])).unwrap();
+        // The server stops without completing; the client sees it go.
+        assert!(client.wait(ticket).is_err());
+    });
+    let msg = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{msg}");
+    assert!(
+        msg.contains("ipc uring_queue server: request body of 64 bytes")
+            && msg.contains("differs at byte"),
+        "{msg}"
+    );
 }

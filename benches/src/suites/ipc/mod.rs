@@ -10,6 +10,8 @@
 //! started once for the whole suite:
 //! - `unix`: std `UnixStream`, blocking (the anchor);
 //! - `tokio`: tokio over a Unix socket, a current-thread runtime per side;
+//! - `uring_queue`: this workspace's `uring_queue::uring` pair over a memfd
+//!   (see [`uring`]);
 //! - `memcpy`: no transport, one copy of the body each way in this process
 //!   (the yardstick of the 4 MiB target);
 //! - `memcpy_checked`: the same plus the two checks (the floor of the work).
@@ -32,6 +34,7 @@ mod memcpy;
 mod peer;
 mod tokio_unix;
 mod unix;
+mod uring;
 mod wire;
 
 use crate::harness::{Compare, Ctx, row};
@@ -51,7 +54,11 @@ pub trait Transport {
 /// In a server process, serves and returns the exit code; `None` in the
 /// benchmark process itself. `main` calls this first.
 pub fn peer_main() -> Option<ExitCode> {
-    peer::main(&[("unix", unix::serve), ("tokio", tokio_unix::serve)])
+    peer::main(&[
+        ("unix", unix::serve),
+        ("tokio", tokio_unix::serve),
+        ("uring_queue", uring::serve),
+    ])
 }
 
 const SIZES: &[(&str, usize)] = &[
@@ -65,14 +72,18 @@ const SIZES: &[(&str, usize)] = &[
 
 const DEPTHS: &[usize] = &[1, 64];
 
+/// Quick mode skips 64 in flight above this size: a batch of 64 large
+/// requests alone takes longer than a smoke run should.
+const QUICK_DEEP_MAX: usize = 64 << 10;
+
 const ANCHOR: &str = "unix";
 const MEMCPY: &str = "memcpy";
 
 /// Requests per sample: enough bytes to take a few milliseconds, and a
 /// whole number of batches.
 fn requests_per_sample(ctx: &Ctx, len: usize, depth: usize) -> usize {
-    let budget: usize = ctx.pick(64 << 20, 8 << 20);
-    let (min, max) = ctx.pick((16, 20_000), (2, 1000));
+    let budget: usize = ctx.pick(64 << 20, 2 << 20);
+    let (min, max) = ctx.pick((16, 20_000), (2, 250));
     let n = (budget / len).clamp(min, max);
     n.div_ceil(depth) * depth
 }
@@ -93,17 +104,26 @@ pub fn run(ctx: &Ctx) {
     let cpu = placement.server_cpu();
     let mut unix = started("unix", unix::Client::spawn(&patterns, cpu));
     let mut tokio = started("tokio", tokio_unix::Client::spawn(&patterns, cpu));
+    let mut shm = started("uring_queue", uring::memory());
+    let mut uring_queue = started(
+        "uring_queue",
+        uring::Client::spawn(&mut shm, &patterns, cpu),
+    );
     let mut memcpy = memcpy::Floor::new(&patterns, false);
     let mut memcpy_checked = memcpy::Floor::new(&patterns, true);
     {
         let mut variants: Vec<(&'static str, &mut dyn Transport)> = vec![
             (ANCHOR, &mut unix),
             ("tokio", &mut tokio),
+            ("uring_queue", &mut uring_queue),
             (MEMCPY, &mut memcpy),
             ("memcpy_checked", &mut memcpy_checked),
         ];
         for &depth in DEPTHS {
             for &(size, len) in SIZES {
+                if ctx.quick && depth > 1 && len > QUICK_DEEP_MAX {
+                    continue;
+                }
                 measure(ctx, &test_name(size, depth), len, depth, &mut variants);
             }
         }
@@ -113,6 +133,7 @@ pub fn run(ctx: &Ctx) {
     };
     finish("unix", unix.finish());
     finish("tokio", tokio.finish());
+    finish("uring_queue", uring_queue.finish());
 }
 
 fn started<T>(name: &str, client: Result<T, IpcError>) -> T {
