@@ -79,13 +79,26 @@ const QUICK_DEEP_MAX: usize = 64 << 10;
 const ANCHOR: &str = "unix";
 const MEMCPY: &str = "memcpy";
 
-/// Requests per sample: enough bytes to take a few milliseconds, and a
-/// whole number of batches.
-fn requests_per_sample(ctx: &Ctx, len: usize, depth: usize) -> usize {
-    let budget: usize = ctx.pick(64 << 20, 2 << 20);
-    let (min, max) = ctx.pick((16, 20_000), (2, 250));
-    let n = (budget / len).clamp(min, max);
-    n.div_ceil(depth) * depth
+/// Requests per sample: as many as take the anchor about `target` (it is
+/// timed on a few batches first), within `[min, max]`, rounded up to whole
+/// batches. Sizing by the anchor's time keeps samples short when a loaded
+/// machine slows the sockets down a hundredfold, and long enough to time
+/// when it is quiet.
+fn requests_per_sample(ctx: &Ctx, anchor: &mut dyn Transport, len: usize, depth: usize) -> usize {
+    let target = ctx.pick(Duration::from_millis(20), Duration::from_millis(3));
+    let (min, max) = ctx.pick((16, 20_000), (2, 1000));
+    let probe = depth.max(8);
+    let per_request = (0..2)
+        .map(|_| {
+            anchor
+                .exchange(len, probe, depth)
+                .unwrap_or_else(|e| panic!("ipc {len}-byte probe of {ANCHOR}: {e}"))
+        })
+        .min()
+        .expect("two probes")
+        / probe as u32;
+    let n = (target.as_nanos() / per_request.as_nanos().max(1)) as usize;
+    n.clamp(min, max).div_ceil(depth) * depth
 }
 
 fn test_name(size: &str, depth: usize) -> String {
@@ -147,7 +160,11 @@ fn measure(
     depth: usize,
     variants: &mut [(&'static str, &mut dyn Transport)],
 ) {
-    let count = requests_per_sample(ctx, len, depth);
+    let anchor = variants
+        .iter_mut()
+        .find(|(name, _)| *name == ANCHOR)
+        .expect("the anchor is a variant");
+    let count = requests_per_sample(ctx, &mut *anchor.1, len, depth);
     // Every sample's time, to pair rounds against `memcpy` as the harness
     // pairs them against the anchor.
     let log: Vec<RefCell<Vec<Duration>>> = variants.iter().map(|_| RefCell::default()).collect();
