@@ -117,10 +117,16 @@ pub fn run(ctx: &Ctx) {
     let cpu = placement.server_cpu();
     let mut unix = started("unix", unix::Client::spawn(&patterns, cpu));
     let mut tokio = started("tokio", tokio_unix::Client::spawn(&patterns, cpu));
-    let mut shm = started("uring_queue", uring::memory());
+    // The largest body sent 64 at a time.
+    let deep_max = if ctx.quick {
+        QUICK_DEEP_MAX
+    } else {
+        wire::MAX_BODY
+    };
+    let mut shm = started("uring_queue", uring::memory(deep_max));
     let mut uring_queue = started(
         "uring_queue",
-        uring::Client::spawn(&mut shm, &patterns, cpu),
+        uring::Client::spawn(&mut shm, deep_max, &patterns, cpu),
     );
     let mut memcpy = memcpy::Floor::new(&patterns, false);
     let mut memcpy_checked = memcpy::Floor::new(&patterns, true);
@@ -134,7 +140,7 @@ pub fn run(ctx: &Ctx) {
         ];
         for &depth in DEPTHS {
             for &(size, len) in SIZES {
-                if ctx.quick && depth > 1 && len > QUICK_DEEP_MAX {
+                if depth > 1 && len > deep_max {
                     continue;
                 }
                 measure(ctx, &test_name(size, depth), len, depth, &mut variants);

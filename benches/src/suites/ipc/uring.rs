@@ -24,17 +24,22 @@ use uring_queue::uring::{self as uq, Config, Futex, Request, Ticket, Uring};
 /// pipeline.
 const SLOTS: usize = 64;
 
-/// Room for every request in flight to hold a largest request block and a
-/// largest response block.
-const CONFIG: Config = Config::new(SLOTS, SLOTS, 2 * SLOTS * MAX_BODY);
+/// The connection's sizes when at most `SLOTS` requests with bodies of up
+/// to `deep_max` bytes, or two with bodies of up to `MAX_BODY`, are in
+/// flight: a request block and a response block each.
+fn config(deep_max: usize) -> Config {
+    let payload = (2 * SLOTS * deep_max).max(2 * MAX_BODY);
+    Config::new(SLOTS, SLOTS, payload)
+}
 
 fn err(e: uq::Error) -> IpcError {
     IpcError::Transport(format!("uring_queue: {e}"))
 }
 
-/// The shared memory: made by the caller, so the client can borrow it.
-pub fn memory() -> Result<SharedMemory, IpcError> {
-    let size = Uring::required_size(&CONFIG).map_err(|e| err(e.into()))?;
+/// The shared memory for [`Client::spawn`] with the same `deep_max`: made
+/// by the caller, so the client can borrow it.
+pub fn memory(deep_max: usize) -> Result<SharedMemory, IpcError> {
+    let size = Uring::required_size(&config(deep_max)).map_err(|e| err(e.into()))?;
     Ok(SharedMemory::create("compare-ipc", size)?)
 }
 
@@ -42,7 +47,7 @@ pub fn memory() -> Result<SharedMemory, IpcError> {
 /// takes a page fault the first time it lands on a part of the payload
 /// area (each side has its own page tables; the memfd's pages themselves
 /// are shared).
-fn populate(shm: &mut SharedMemory) -> Result<(), IpcError> {
+fn populate(shm: &mut SharedMemory) {
     let region = shm.region();
     // SAFETY: the range is the whole of a live shared mapping (page-aligned
     // start); MADV_POPULATE_WRITE fills its page tables as a write fault
@@ -55,12 +60,13 @@ fn populate(shm: &mut SharedMemory) -> Result<(), IpcError> {
         )
     };
     if rc != 0 {
-        return Err(IpcError::Transport(format!(
-            "populating the shared memory: {}",
+        // Before Linux 5.14: the warm-up round takes the faults instead.
+        eprintln!(
+            "  uring_queue: cannot populate the shared memory ({}); \
+             first touches fault in the warm-up round",
             std::io::Error::last_os_error()
-        )));
+        );
     }
-    Ok(())
 }
 
 /// The client end, with its server process.
@@ -73,32 +79,35 @@ pub struct Client<'m, 'p> {
 }
 
 impl<'m, 'p> Client<'m, 'p> {
-    /// Sets up the connection in `shm` and starts a server process (on
-    /// `cpu` if given) attached to it.
+    /// Sets up the connection in `shm` (from [`memory`] with the same
+    /// `deep_max`) and starts a server process (on `cpu` if given) attached
+    /// to it.
     pub fn spawn(
         shm: &'m mut SharedMemory,
+        deep_max: usize,
         patterns: &'p Patterns,
         cpu: Option<usize>,
     ) -> Result<Self, IpcError> {
         let fd = shm.fd().try_clone_to_owned()?;
-        populate(shm)?;
-        let client = Uring::init(shm.region(), CONFIG)
+        populate(shm);
+        let client = Uring::init(shm.region(), config(deep_max))
             .map_err(err)?
             .into_client::<SLOTS, _>(Futex::new());
-        // Room for the deepest pipeline of the largest bodies.
-        let mut blocks = Vec::new();
-        while let Ok(block) = client.alloc(MAX_BODY) {
-            blocks.push(block);
-        }
-        if blocks.len() < 2 * SLOTS {
-            return Err(IpcError::Transport(format!(
-                "uring_queue: room for {} blocks of {MAX_BODY} bytes, {} needed",
-                blocks.len(),
-                2 * SLOTS
-            )));
-        }
-        for block in blocks {
-            client.free(block);
+        // Room for the deepest pipeline of the largest bodies it carries.
+        for (len, needed) in [(deep_max, 2 * SLOTS), (MAX_BODY, 2)] {
+            let mut blocks = Vec::new();
+            while let Ok(block) = client.alloc(len) {
+                blocks.push(block);
+            }
+            if blocks.len() < needed {
+                return Err(IpcError::Transport(format!(
+                    "uring_queue: room for {} blocks of {len} bytes, {needed} needed",
+                    blocks.len(),
+                )));
+            }
+            for block in blocks {
+                client.free(block);
+            }
         }
         let peer = Peer::spawn("uring_queue", &[fd.as_fd()], cpu)?;
         Ok(Self {
@@ -170,7 +179,7 @@ pub fn serve(fds: Vec<OwnedFd>) -> Result<(), IpcError> {
         .try_into()
         .map_err(|_| IpcError::Transport("expected one memfd".into()))?;
     let mut shm = SharedMemory::open(fd)?;
-    populate(&mut shm)?;
+    populate(&mut shm);
     let mut server = Uring::attach(shm.region())
         .map_err(err)?
         .into_server(Futex::new());
