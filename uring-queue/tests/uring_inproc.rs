@@ -506,3 +506,28 @@ fn blocks_and_tickets_of_another_connection_are_foreign() {
     assert_eq!(ca.blocks_in_use(), 0);
     let _ = Block::empty();
 }
+
+#[test]
+fn an_untaken_reply_holds_a_slot_but_not_a_ring_credit() {
+    let link = Link::new();
+    let (sq_tx, sq_rx) = HeapRing::new(1).unwrap();
+    let (cq_tx, cq_rx) = HeapRing::new(1).unwrap();
+    let client = Client::<2, _>::from_rings(sq_tx, cq_rx, &link, Spin);
+    let mut server = Server::from_rings(sq_rx, cq_tx, &link, Spin);
+    let first = client.try_submit(Request::new(1)).unwrap();
+    let inc = server.recv().unwrap();
+    server.complete(inc, 1, 0).unwrap();
+    // The completion is in; its reply not taken. The ring credit is back.
+    assert_eq!(client.poll_completions(), Ok(1));
+    let second = client.submit_waiting(Request::new(2)).unwrap();
+    let inc = server.recv().unwrap();
+    server.complete(inc, 2, 0).unwrap();
+    assert_eq!(client.poll_completions(), Ok(1));
+    // Both slots hold replies nobody took: waiting for one could never end.
+    assert_eq!(
+        client.submit_waiting(Request::new(3)).unwrap_err(),
+        Error::Busy
+    );
+    assert_eq!(client.wait(second).unwrap().result, 2);
+    assert_eq!(client.wait(first).unwrap().result, 1);
+}

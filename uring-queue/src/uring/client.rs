@@ -237,8 +237,13 @@ struct Inner<'a, const N: usize, W> {
     cq: Consumer<'a, Cqe>,
     slots: [Slot; N],
     free_head: u32,
+    /// Slots in use: submitted and not yet redeemed (or discarded).
     in_flight: u32,
-    credits: u32,
+    /// Requests whose completion has not been taken off the completion
+    /// ring yet: what the rings' capacity bounds.
+    outstanding: u32,
+    /// The bound on `outstanding`: the smaller ring capacity.
+    ring_credits: u32,
     alloc: Allocator<N>,
     notifier: W,
     options: Options,
@@ -273,8 +278,9 @@ impl<const N: usize, W> Inner<'_, N, W> {
         self.credit_waker.take()
     }
 
-    /// Applies one completion. Returns the waker to wake, if any.
-    fn route(&mut self, cqe: Cqe) -> Result<Option<Waker>, Error> {
+    /// Applies one completion. Returns the wakers to wake: the submitter's
+    /// and a task waiting for a credit.
+    fn route(&mut self, cqe: Cqe) -> Result<(Option<Waker>, Option<Waker>), Error> {
         let index = cqe.user_data as u32;
         let generation = (cqe.user_data >> 32) as u32;
         let slot = self
@@ -293,14 +299,17 @@ impl<const N: usize, W> Inner<'_, N, W> {
                     flags: cqe.flags,
                     response_len: cqe.response_len,
                 };
-                Ok(waker)
+                self.outstanding -= 1;
+                // A ring credit came back.
+                Ok((waker, self.credit_waker.take()))
             }
             State::Abandoned => {
                 let payload = core::mem::take(&mut slot.payload);
                 let response = core::mem::take(&mut slot.response);
                 self.alloc.free(payload.span);
                 self.alloc.free(response.span);
-                Ok(self.release(index))
+                self.outstanding -= 1;
+                Ok((None, self.release(index)))
             }
             State::Free { .. } | State::Done { .. } => Err(Error::Corrupted),
         }
@@ -336,9 +345,10 @@ impl<const N: usize, W> Inner<'_, N, W> {
 
 /// The submitting side of a connection.
 ///
-/// `N` is the size of the in-flight table: at most `N` requests (and the
-/// completion ring's capacity, whichever is smaller: the *credits*) are in
-/// flight at once. All methods take `&self`, so many [`Submit`] futures of
+/// `N` is the size of the in-flight table: at most `N` requests are in
+/// flight (submitted and not yet redeemed) at once. Independently, at most
+/// as many as the completion ring holds (the ring *credits*) have their
+/// completion still to come, so the server can always post it. All methods take `&self`, so many [`Submit`] futures of
 /// one task or thread can be pending together; the client is `Send` but not
 /// `Sync`.
 ///
@@ -387,7 +397,7 @@ impl<const N: usize, W: Notifier> fmt::Debug for Client<'_, N, W> {
         d.field("area", &self.area);
         if let Ok(inner) = self.inner.try_borrow() {
             d.field("in_flight", &inner.in_flight)
-                .field("credits", &inner.credits)
+                .field("outstanding", &inner.outstanding)
                 .field("corrupted", &inner.corrupted)
                 .field("peer_gone", &inner.watch.is_gone());
         }
@@ -435,10 +445,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
         notifier: W,
     ) -> Self {
         let epoch = link.client.open(notifier.process_id());
-        let credits = N
-            .min(sq.capacity())
-            .min(cq.capacity())
-            .min(NO_SLOT as usize) as u32;
+        let ring_credits = sq.capacity().min(cq.capacity()).min(NO_SLOT as usize) as u32;
         let slots = core::array::from_fn(|i| Slot {
             generation: 0,
             state: State::Free {
@@ -453,7 +460,8 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
             slots,
             free_head: if N == 0 { NO_SLOT } else { 0 },
             in_flight: 0,
-            credits,
+            outstanding: 0,
+            ring_credits,
             alloc: Allocator::new(area.len()),
             notifier,
             options: Options::default(),
@@ -520,7 +528,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
     /// assert_eq!(Client::<16, _>::from_rings(sq, cq, &link, Spin).credits(), 2);
     /// ```
     pub fn credits(&self) -> usize {
-        self.inner.borrow().credits as usize
+        N.min(self.inner.borrow().ring_credits as usize)
     }
 
     /// Requests submitted and not yet redeemed (including cancelled ones
@@ -742,7 +750,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
         if let Some(e) = inner.failure() {
             return reject(e, request);
         }
-        if inner.in_flight >= inner.credits {
+        if inner.outstanding >= inner.ring_credits || inner.free_head == NO_SLOT {
             return reject(Error::Busy, request);
         }
         let index = inner.free_head;
@@ -774,6 +782,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
         }
         inner.free_head = next;
         inner.in_flight += 1;
+        inner.outstanding += 1;
         let slot = &mut inner.slots[index as usize];
         slot.state = State::Pending { waker: None };
         slot.payload = request.payload;
@@ -831,7 +840,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
                     }
                 };
                 match inner.route(cqe) {
-                    Ok(waker) => waker,
+                    Ok(wakers) => wakers,
                     Err(_) => {
                         inner.corrupted = true;
                         continue;
@@ -839,7 +848,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
                 }
             };
             n += 1;
-            if let Some(waker) = waker {
+            for waker in [waker.0, waker.1].into_iter().flatten() {
                 waker.wake();
             }
         }
@@ -1104,7 +1113,8 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
     ///
     /// # Errors
     ///
-    /// As [`try_submit`](Self::try_submit), except [`Error::Busy`].
+    /// As [`try_submit`](Self::try_submit); [`Error::Busy`] only when
+    /// waiting cannot help: every slot holds a reply nobody has taken yet.
     ///
     /// # Examples
     ///
@@ -1139,6 +1149,10 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
                 Err(r) => return Err(r.error),
             }
             if self.poll_completions()? == 0 {
+                if self.inner.borrow().outstanding == 0 {
+                    // Nothing will arrive: the slots hold untaken replies.
+                    return Err(Error::Busy);
+                }
                 self.park()?;
             }
         }

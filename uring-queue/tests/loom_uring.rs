@@ -1,0 +1,141 @@
+//! Loom models of the request/response layer: the wake-flag handshake
+//! (no lost wake-up: a parked side whose wake-up went missing would sleep
+//! forever, which loom reports as a deadlock) and credit accounting (the
+//! server never finds the completion ring full).
+//!
+//! ```text
+//! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
+//!     cargo test -p uring-queue --release --all-features --test loom_uring
+//! ```
+
+#![cfg(loom)]
+
+use core::time::Duration;
+use loom::sync::{Arc, Condvar, Mutex};
+use loom::thread;
+use uring_queue::HeapRing;
+use uring_queue::uring::{Client, Link, Notifier, Options, Request, Server, WakeFlag};
+
+/// A futex in loom's terms: `wait` sleeps only if the flag is still armed
+/// when checked under the lock, and never times out, so a missed wake-up
+/// is a deadlock. `wake` takes the same lock, so it cannot slip between
+/// that check and the sleep.
+#[derive(Clone)]
+struct LoomFutex(Arc<(Mutex<()>, Condvar)>);
+
+impl LoomFutex {
+    fn new() -> Self {
+        Self(Arc::new((Mutex::new(()), Condvar::new())))
+    }
+}
+
+impl Notifier for LoomFutex {
+    fn wait(&mut self, flag: &WakeFlag, _timeout: Duration) {
+        let guard = self.0.0.lock().unwrap();
+        if flag.is_armed() {
+            drop(self.0.1.wait(guard).unwrap());
+        }
+    }
+
+    fn wake(&self, _flag: &WakeFlag) {
+        let _guard = self.0.0.lock().unwrap();
+        self.0.1.notify_all();
+    }
+}
+
+/// No spinning: every wait goes straight to the flag handshake.
+const PARK_AT_ONCE: Options = Options {
+    spin: 0,
+    park_timeout: Duration::from_secs(3600),
+    stale_after: None,
+};
+
+fn link() -> &'static Link {
+    Box::leak(Box::new(Link::new()))
+}
+
+/// The bare handshake: a consumer arms its flag, re-checks, parks; the
+/// producer pushes, then notifies.
+#[test]
+fn flag_handshake_loses_no_wake_up() {
+    loom::model(|| {
+        let (mut tx, mut rx) = HeapRing::<u32>::new(2).unwrap();
+        let flag: &'static WakeFlag = Box::leak(Box::new(WakeFlag::new()));
+        let futex = LoomFutex::new();
+        let mut waiter = futex.clone();
+        let t = thread::spawn(move || {
+            tx.push(7).unwrap();
+            flag.notify(&futex);
+        });
+        let got = loop {
+            if let Ok(v) = rx.pop() {
+                break v;
+            }
+            flag.arm();
+            if !rx.is_empty() {
+                flag.disarm();
+                continue;
+            }
+            waiter.wait(flag, Duration::from_secs(3600));
+            flag.disarm();
+        };
+        assert_eq!(got, 7);
+        t.join().unwrap();
+    });
+}
+
+/// One request through client and server, both parking at once: the
+/// server waits for the submission, the client for the completion.
+#[test]
+fn a_round_trip_with_both_sides_parking() {
+    loom::model(|| {
+        let link = link();
+        let futex = LoomFutex::new();
+        let (sq_tx, sq_rx) = HeapRing::new(2).unwrap();
+        let (cq_tx, cq_rx) = HeapRing::new(2).unwrap();
+        let mut client = Client::<2, _>::from_rings(sq_tx, cq_rx, link, futex.clone());
+        let mut server = Server::from_rings(sq_rx, cq_tx, link, futex);
+        client.set_options(PARK_AT_ONCE);
+        server.set_options(PARK_AT_ONCE);
+        let t = thread::spawn(move || {
+            let incoming = server.recv().unwrap();
+            assert_eq!(incoming.opcode(), 5);
+            server.complete(incoming, 50, 0).unwrap();
+        });
+        let reply = client.call(Request::new(5)).unwrap();
+        assert_eq!(reply.result, 50);
+        t.join().unwrap();
+    });
+}
+
+/// One credit (a completion ring of one): the client's second request
+/// waits for the first completion, so the server's second completion
+/// always finds room.
+#[test]
+fn credits_keep_the_completion_ring_from_filling() {
+    loom::model(|| {
+        let link = link();
+        let futex = LoomFutex::new();
+        let (sq_tx, sq_rx) = HeapRing::new(2).unwrap();
+        let (cq_tx, cq_rx) = HeapRing::new(1).unwrap();
+        let mut client = Client::<2, _>::from_rings(sq_tx, cq_rx, link, futex.clone());
+        let mut server = Server::from_rings(sq_rx, cq_tx, link, futex);
+        client.set_options(PARK_AT_ONCE);
+        server.set_options(PARK_AT_ONCE);
+        assert_eq!(client.credits(), 1);
+        let t = thread::spawn(move || {
+            for _ in 0..2 {
+                let incoming = server.recv().unwrap();
+                let op = incoming.opcode() as i32;
+                // Never `CompletionRingFull`.
+                server.complete(incoming, op, 0).unwrap();
+            }
+        });
+        let first = client.submit_waiting(Request::new(1)).unwrap();
+        // No credit left until the first completion is consumed.
+        let second = client.submit_waiting(Request::new(2)).unwrap();
+        assert_eq!(client.wait(first).unwrap().result, 1);
+        assert_eq!(client.wait(second).unwrap().result, 2);
+        t.join().unwrap();
+    });
+}
