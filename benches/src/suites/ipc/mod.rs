@@ -10,8 +10,9 @@
 //! started once for the whole suite:
 //! - `unix`: std `UnixStream`, blocking (the anchor);
 //! - `tokio`: tokio over a Unix socket, a current-thread runtime per side;
-//! - `uring_queue`: this workspace's `uring_queue::uring` pair over a memfd
-//!   (see [`uring`]);
+//! - `uring_queue`, `uring_queue_async`: this workspace's
+//!   `uring_queue::uring` pair over a memfd, driven by its blocking and by
+//!   its async calls (see [`uring`]);
 //! - `memcpy`: no transport, one copy of the body each way in this process
 //!   (the yardstick of the 4 MiB target);
 //! - `memcpy_checked`: the same plus the two checks (the floor of the work).
@@ -124,10 +125,12 @@ pub fn run(ctx: &Ctx) {
         wire::MAX_BODY
     };
     let mut shm = started("uring_queue", uring::memory(deep_max));
-    let mut uring_queue = started(
+    let connection = started(
         "uring_queue",
-        uring::Client::spawn(&mut shm, deep_max, &patterns, cpu),
+        uring::Connection::spawn(&mut shm, deep_max, &patterns, cpu),
     );
+    let mut uring_queue = uring::Blocking::new(&connection);
+    let mut uring_queue_async = uring::Async::new(&connection);
     let mut memcpy = memcpy::Floor::new(&patterns, false);
     let mut memcpy_checked = memcpy::Floor::new(&patterns, true);
     {
@@ -135,6 +138,7 @@ pub fn run(ctx: &Ctx) {
             (ANCHOR, &mut unix),
             ("tokio", &mut tokio),
             ("uring_queue", &mut uring_queue),
+            ("uring_queue_async", &mut uring_queue_async),
             (MEMCPY, &mut memcpy),
             ("memcpy_checked", &mut memcpy_checked),
         ];
@@ -152,7 +156,7 @@ pub fn run(ctx: &Ctx) {
     };
     finish("unix", unix.finish());
     finish("tokio", tokio.finish());
-    finish("uring_queue", uring_queue.finish());
+    finish("uring_queue", connection.finish());
 }
 
 fn started<T>(name: &str, client: Result<T, IpcError>) -> T {

@@ -8,17 +8,21 @@
 //! first, submits, and after the completion checks the response block in
 //! place and frees both; the server checks the request block in place and
 //! writes its reply body straight into the response block. So each body is
-//! copied once and compared once, as in `memcpy_checked`. Both sides use
-//! the blocking calls with the crate's default spin-then-park options and
-//! the futex notifier.
+//! copied once and compared once, as in `memcpy_checked`. The server uses
+//! the blocking calls; the client one connection two ways, the blocking
+//! calls (`uring_queue`) and the async ones (`uring_queue_async`). Default
+//! spin-then-park options and the futex notifier on both sides.
 
 use super::Transport;
 use super::peer::Peer;
 use super::wire::{self, IpcError, MAX_BODY, Patterns};
+use std::future::{Future, poll_fn};
 use std::os::fd::{AsFd, OwnedFd};
+use std::pin::Pin;
+use std::task::Poll;
 use std::time::{Duration, Instant};
 use uring_queue::SharedMemory;
-use uring_queue::uring::{self as uq, Config, Futex, Request, Ticket, Uring};
+use uring_queue::uring::{self as uq, Config, Futex, Reply, Request, Ticket, Uring};
 
 /// In-flight table slots, ring entries and credits: the suite's deepest
 /// pipeline.
@@ -36,7 +40,7 @@ fn err(e: uq::Error) -> IpcError {
     IpcError::Transport(format!("uring_queue: {e}"))
 }
 
-/// The shared memory for [`Client::spawn`] with the same `deep_max`: made
+/// The shared memory for [`Connection::spawn`] with the same `deep_max`: made
 /// by the caller, so the client can borrow it.
 pub fn memory(deep_max: usize) -> Result<SharedMemory, IpcError> {
     let size = Uring::required_size(&config(deep_max)).map_err(|e| err(e.into()))?;
@@ -69,16 +73,16 @@ fn populate(shm: &mut SharedMemory) {
     }
 }
 
-/// The client end, with its server process.
+/// The client end of the connection, with its server process. Both the
+/// blocking and the async variant drive it (never at the same time).
 #[derive(Debug)]
-pub struct Client<'m, 'p> {
+pub struct Connection<'m, 'p> {
     client: uq::Client<'m, SLOTS, Futex>,
     patterns: &'p Patterns,
-    tickets: Vec<Ticket>,
     peer: Peer,
 }
 
-impl<'m, 'p> Client<'m, 'p> {
+impl<'m, 'p> Connection<'m, 'p> {
     /// Sets up the connection in `shm` (from [`memory`] with the same
     /// `deep_max`) and starts a server process (on `cpu` if given) attached
     /// to it.
@@ -113,7 +117,6 @@ impl<'m, 'p> Client<'m, 'p> {
         Ok(Self {
             client,
             patterns,
-            tickets: Vec::with_capacity(SLOTS),
             peer,
         })
     }
@@ -124,7 +127,9 @@ impl<'m, 'p> Client<'m, 'p> {
         self.peer.finish()
     }
 
-    fn submit(&self, len: usize) -> Result<Ticket, IpcError> {
+    /// A request with a `len`-byte body, copied into a fresh block, and a
+    /// response block as large.
+    fn request(&self, len: usize) -> Result<Request, IpcError> {
         let client = &self.client;
         let mut body = client.alloc(len).map_err(err)?;
         client
@@ -132,15 +137,16 @@ impl<'m, 'p> Client<'m, 'p> {
             .map_err(err)?
             .copy_from_slice(&self.patterns.request[..len]);
         let response = client.alloc(len).map_err(err)?;
-        let request = Request::new(wire::request_header(len) as u32)
+        Ok(Request::new(wire::request_header(len) as u32)
             .with_payload(body)
-            .with_response(response);
-        client.submit_waiting(request).map_err(err)
+            .with_response(response))
     }
 
-    fn complete(&self, ticket: Ticket, len: usize) -> Result<(), IpcError> {
+    /// Checks the reply to a `len`-byte request in place and frees its
+    /// blocks.
+    fn check(&self, reply: Result<Reply, uq::Error>, len: usize) -> Result<(), IpcError> {
         let client = &self.client;
-        let reply = client.wait(ticket).map_err(err)?;
+        let reply = reply.map_err(err)?;
         wire::check_reply_header(reply.result, len)?;
         let body = client.response(&reply).map_err(err)?;
         wire::check_body("reply", body, &self.patterns.reply[..len])?;
@@ -149,28 +155,122 @@ impl<'m, 'p> Client<'m, 'p> {
     }
 }
 
-impl Transport for Client<'_, '_> {
+/// The blocking calls: `submit_waiting`, then `wait` per ticket.
+#[derive(Debug)]
+pub struct Blocking<'c, 'm, 'p> {
+    conn: &'c Connection<'m, 'p>,
+    tickets: Vec<Ticket>,
+}
+
+impl<'c, 'm, 'p> Blocking<'c, 'm, 'p> {
+    /// The blocking variant over `conn`.
+    pub fn new(conn: &'c Connection<'m, 'p>) -> Self {
+        Self {
+            conn,
+            tickets: Vec::with_capacity(SLOTS),
+        }
+    }
+}
+
+impl Transport for Blocking<'_, '_, '_> {
     fn exchange(&mut self, len: usize, count: usize, depth: usize) -> Result<Duration, IpcError> {
+        let (conn, tickets) = (self.conn, &mut self.tickets);
+        let client = &conn.client;
         let depth = depth.clamp(1, SLOTS);
-        let mut tickets = std::mem::take(&mut self.tickets);
+        tickets.clear();
         let start = Instant::now();
         let mut left = count;
-        let result = (|| {
+        while left > 0 {
+            let k = left.min(depth);
+            for _ in 0..k {
+                let ticket = client.submit_waiting(conn.request(len)?).map_err(err)?;
+                tickets.push(ticket);
+            }
+            for ticket in tickets.drain(..) {
+                conn.check(client.wait(ticket), len)?;
+            }
+            left -= k;
+        }
+        Ok(start.elapsed())
+    }
+}
+
+/// The async calls: `submit(request).await`, on the client's own
+/// `block_on`; 64 in flight are 64 `submit` futures polled together.
+#[derive(Debug)]
+pub struct Async<'c, 'm, 'p> {
+    conn: &'c Connection<'m, 'p>,
+}
+
+impl<'c, 'm, 'p> Async<'c, 'm, 'p> {
+    /// The async variant over `conn`.
+    pub fn new(conn: &'c Connection<'m, 'p>) -> Self {
+        Self { conn }
+    }
+}
+
+impl Transport for Async<'_, '_, '_> {
+    fn exchange(&mut self, len: usize, count: usize, depth: usize) -> Result<Duration, IpcError> {
+        let conn = self.conn;
+        let client = &conn.client;
+        let depth = depth.clamp(1, SLOTS);
+        let mut batch = Vec::with_capacity(depth);
+        let mut replies = Vec::with_capacity(depth);
+        client.block_on(async {
+            let start = Instant::now();
+            let mut left = count;
             while left > 0 {
                 let k = left.min(depth);
-                for _ in 0..k {
-                    tickets.push(self.submit(len)?);
-                }
-                for ticket in tickets.drain(..) {
-                    self.complete(ticket, len)?;
+                if k == 1 {
+                    conn.check(client.submit(conn.request(len)?).await, len)?;
+                } else {
+                    for _ in 0..k {
+                        batch.push(client.submit(conn.request(len)?));
+                    }
+                    join_in_order(&mut batch, &mut replies).await;
+                    for reply in replies.drain(..) {
+                        conn.check(reply, len)?;
+                    }
                 }
                 left -= k;
             }
             Ok(start.elapsed())
-        })();
-        self.tickets = tickets;
-        result
+        })
     }
+}
+
+/// Polls every future of `batch` to completion and moves their outputs, in
+/// order, to `out`. The first poll starts them all; after that, polling
+/// resumes at the first unfinished one and stops at the next that is still
+/// pending, so replies that come back in order cost one poll each.
+async fn join_in_order<F: Future + Unpin>(batch: &mut Vec<F>, out: &mut Vec<F::Output>) {
+    let mut done: Vec<Option<F::Output>> = batch.iter().map(|_| None).collect();
+    let mut next = 0;
+    let mut first = true;
+    poll_fn(|cx| {
+        for (i, f) in batch.iter_mut().enumerate().skip(next) {
+            if done[i].is_some() {
+                continue;
+            }
+            match Pin::new(f).poll(cx) {
+                Poll::Ready(v) => done[i] = Some(v),
+                Poll::Pending if first => {}
+                Poll::Pending => break,
+            }
+        }
+        first = false;
+        while next < done.len() && done[next].is_some() {
+            next += 1;
+        }
+        if next == done.len() {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    })
+    .await;
+    batch.clear();
+    out.extend(done.into_iter().map(|v| v.expect("every future finished")));
 }
 
 /// The server: answers requests until the client closes its end.
@@ -203,5 +303,55 @@ pub fn serve(fds: Vec<OwnedFd>) -> Result<(), IpcError> {
         server
             .complete(incoming, wire::reply_header(len), len)
             .map_err(|r| err(r.error))?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::pin::pin;
+    use std::task::{Context, Waker};
+
+    /// Ready with `value` on its `polls`-th poll.
+    struct After {
+        polls: u32,
+        value: u32,
+    }
+
+    impl Future for After {
+        type Output = u32;
+        fn poll(mut self: Pin<&mut Self>, _: &mut std::task::Context<'_>) -> Poll<u32> {
+            self.polls -= 1;
+            if self.polls == 0 {
+                Poll::Ready(self.value)
+            } else {
+                Poll::Pending
+            }
+        }
+    }
+
+    #[test]
+    fn join_in_order_finishes_every_future_and_keeps_their_order() {
+        // Finishing in order, in reverse, and all at once.
+        for polls in [[1, 2, 3, 4], [4, 3, 2, 1], [1, 1, 1, 1], [2, 5, 1, 3]] {
+            let mut batch: Vec<After> = (0..4)
+                .map(|i| After {
+                    polls: polls[i],
+                    value: i as u32,
+                })
+                .collect();
+            let mut out = vec![];
+            {
+                let mut join = pin!(join_in_order(&mut batch, &mut out));
+                let mut cx = Context::from_waker(Waker::noop());
+                let mut rounds = 0;
+                while join.as_mut().poll(&mut cx).is_pending() {
+                    rounds += 1;
+                    assert!(rounds < 100, "{polls:?} never finished");
+                }
+            }
+            assert_eq!(out, [0, 1, 2, 3], "{polls:?}");
+            assert!(batch.is_empty());
+        }
     }
 }
