@@ -196,7 +196,8 @@ impl Transport for Blocking<'_, '_, '_> {
 }
 
 /// The async calls: `submit(request).await`, on the client's own
-/// `block_on`; 64 in flight are 64 `submit` futures polled together.
+/// `block_on`; 64 in flight are 64 `submit` futures, each started as it is
+/// made, then finished together.
 #[derive(Debug)]
 pub struct Async<'c, 'm, 'p> {
     conn: &'c Connection<'m, 'p>,
@@ -214,7 +215,7 @@ impl Transport for Async<'_, '_, '_> {
         let conn = self.conn;
         let client = &conn.client;
         let depth = depth.clamp(1, SLOTS);
-        let mut batch = Vec::with_capacity(depth);
+        let mut batch = Batch::with_capacity(depth);
         let mut replies = Vec::with_capacity(depth);
         client.block_on(async {
             let start = Instant::now();
@@ -225,9 +226,9 @@ impl Transport for Async<'_, '_, '_> {
                     conn.check(client.submit(conn.request(len)?).await, len)?;
                 } else {
                     for _ in 0..k {
-                        batch.push(client.submit(conn.request(len)?));
+                        batch.start(client.submit(conn.request(len)?)).await;
                     }
-                    join_in_order(&mut batch, &mut replies).await;
+                    batch.finish(&mut replies).await;
                     for reply in replies.drain(..) {
                         conn.check(reply, len)?;
                     }
@@ -239,38 +240,61 @@ impl Transport for Async<'_, '_, '_> {
     }
 }
 
-/// Polls every future of `batch` to completion and moves their outputs, in
-/// order, to `out`. The first poll starts them all; after that, polling
-/// resumes at the first unfinished one and stops at the next that is still
-/// pending, so replies that come back in order cost one poll each.
-async fn join_in_order<F: Future + Unpin>(batch: &mut Vec<F>, out: &mut Vec<F::Output>) {
-    let mut done: Vec<Option<F::Output>> = batch.iter().map(|_| None).collect();
-    let mut next = 0;
-    let mut first = true;
-    poll_fn(|cx| {
-        for (i, f) in batch.iter_mut().enumerate().skip(next) {
-            if done[i].is_some() {
-                continue;
+/// Futures started as they are added (polled once at once, so a `submit`
+/// future hands its request to the server before the next one is built,
+/// as the blocking loop does), then finished together.
+struct Batch<F: Future> {
+    futures: Vec<F>,
+    outputs: Vec<Option<F::Output>>,
+}
+
+impl<F: Future + Unpin> Batch<F> {
+    fn with_capacity(n: usize) -> Self {
+        Self {
+            futures: Vec::with_capacity(n),
+            outputs: Vec::with_capacity(n),
+        }
+    }
+
+    /// Adds `future` and polls it once.
+    async fn start(&mut self, mut future: F) {
+        let first = poll_fn(|cx| Poll::Ready(Pin::new(&mut future).poll(cx))).await;
+        self.outputs.push(match first {
+            Poll::Ready(v) => Some(v),
+            Poll::Pending => None,
+        });
+        self.futures.push(future);
+    }
+
+    /// Polls every unfinished future to completion and moves all outputs,
+    /// in order, to `out`. Polling resumes at the first unfinished future
+    /// and stops at the next that is still pending, so replies that come
+    /// back in order cost one poll each.
+    async fn finish(&mut self, out: &mut Vec<F::Output>) {
+        let mut next = 0;
+        poll_fn(|cx| {
+            for (f, done) in self.futures.iter_mut().zip(&mut self.outputs).skip(next) {
+                if done.is_some() {
+                    continue;
+                }
+                match Pin::new(f).poll(cx) {
+                    Poll::Ready(v) => *done = Some(v),
+                    Poll::Pending => break,
+                }
             }
-            match Pin::new(f).poll(cx) {
-                Poll::Ready(v) => done[i] = Some(v),
-                Poll::Pending if first => {}
-                Poll::Pending => break,
+            while next < self.outputs.len() && self.outputs[next].is_some() {
+                next += 1;
             }
-        }
-        first = false;
-        while next < done.len() && done[next].is_some() {
-            next += 1;
-        }
-        if next == done.len() {
-            Poll::Ready(())
-        } else {
-            Poll::Pending
-        }
-    })
-    .await;
-    batch.clear();
-    out.extend(done.into_iter().map(|v| v.expect("every future finished")));
+            if next == self.outputs.len() {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
+        })
+        .await;
+        self.futures.clear();
+        out.extend(self.outputs.drain(..).map(|v| v.expect("finished")));
+    }
 }
 
 /// The server: answers requests until the client closes its end.
@@ -331,27 +355,28 @@ mod tests {
     }
 
     #[test]
-    fn join_in_order_finishes_every_future_and_keeps_their_order() {
-        // Finishing in order, in reverse, and all at once.
-        for polls in [[1, 2, 3, 4], [4, 3, 2, 1], [1, 1, 1, 1], [2, 5, 1, 3]] {
-            let mut batch: Vec<After> = (0..4)
-                .map(|i| After {
-                    polls: polls[i],
-                    value: i as u32,
-                })
-                .collect();
+    fn a_batch_finishes_every_future_and_keeps_their_order() {
+        // Finishing at once, in order, in reverse, and mixed.
+        for polls in [[1, 1, 1, 1], [2, 3, 4, 5], [5, 4, 3, 2], [2, 5, 1, 3]] {
+            let mut batch = Batch::with_capacity(4);
             let mut out = vec![];
+            let mut cx = Context::from_waker(Waker::noop());
             {
-                let mut join = pin!(join_in_order(&mut batch, &mut out));
-                let mut cx = Context::from_waker(Waker::noop());
+                let mut run = pin!(async {
+                    for (i, &polls) in polls.iter().enumerate() {
+                        let value = i as u32;
+                        batch.start(After { polls, value }).await;
+                    }
+                    batch.finish(&mut out).await;
+                });
                 let mut rounds = 0;
-                while join.as_mut().poll(&mut cx).is_pending() {
+                while run.as_mut().poll(&mut cx).is_pending() {
                     rounds += 1;
                     assert!(rounds < 100, "{polls:?} never finished");
                 }
             }
             assert_eq!(out, [0, 1, 2, 3], "{polls:?}");
-            assert!(batch.is_empty());
+            assert!(batch.futures.is_empty() && batch.outputs.is_empty());
         }
     }
 }
