@@ -30,6 +30,10 @@
 //! - `<test>.<variant>.t_vs_unix`: median over rounds of the paired ratio of
 //!   its time to `unix`'s;
 //! - `<test>.<variant>.t_vs_memcpy2`: the same against `memcpy`.
+//!
+//! A new transport needs a client implementing [`Transport`] (it owns or
+//! borrows its [`peer::Peer`]), a server function registered under its role
+//! in [`peer_main`], and an entry in the variant list of [`run`].
 
 mod memcpy;
 mod peer;
