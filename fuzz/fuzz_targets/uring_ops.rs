@@ -111,9 +111,16 @@ fuzz_target!(|ops: Vec<Op>| {
                 response,
             } => {
                 let (p, r) = (payload as usize % 3000, response as usize % 3000);
-                let (Ok(mut body), Ok(out)) = (client.alloc(p), client.alloc(r)) else {
-                    // Area exhausted: nothing else to check (blocks freed below).
-                    continue;
+                let (mut body, out) = match (client.alloc(p), client.alloc(r)) {
+                    (Ok(body), Ok(out)) => (body, out),
+                    (a, b) => {
+                        // Area (or block table) exhausted: give back what
+                        // was allocated.
+                        for block in [a, b].into_iter().flatten() {
+                            client.free(block);
+                        }
+                        continue;
+                    }
                 };
                 if let Ok(bytes) = client.bytes_mut(&mut body) {
                     for (k, b) in bytes.iter_mut().enumerate() {

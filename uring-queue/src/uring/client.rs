@@ -407,7 +407,7 @@ impl<const N: usize, W: Notifier> fmt::Debug for Client<'_, N, W> {
 
 impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
     /// A client over two rings within one process (built, for example, with
-    /// [`HeapRing`](crate::HeapRing)), without a payload area: requests carry
+    /// `HeapRing`), without a payload area: requests carry
     /// opcode and flags only. [`Uring`](super::Uring) builds clients with a
     /// payload area, in shared memory.
     ///
@@ -788,6 +788,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
         slot.payload = request.payload;
         slot.response = request.response;
         self.link.server.wake.notify(&inner.notifier);
+        self.link.client.beat();
         Ok(Ticket {
             index,
             generation,

@@ -76,7 +76,8 @@ impl Notifier for Futex {
     }
 
     fn wake(&self, flag: &WakeFlag) {
-        let _ = futex::wake(word(flag), futex::Flags::empty(), u32::MAX);
+        // One side parks on a flag; wake every waiter all the same.
+        let _ = futex::wake(word(flag), futex::Flags::empty(), i32::MAX as u32);
     }
 
     fn process_id(&self) -> u32 {

@@ -13,7 +13,7 @@
 //!   completion ring holds, so the server can always post a completion
 //!   ([`Error::CompletionRingFull`] if a client breaks this).
 //! - **Wake-ups.** Each side spins for a while, then arms its "needs wakeup"
-//!   flag and parks through a [`Notifier`] ([`Futex`] on Linux); the peer
+//!   flag and parks through a [`Notifier`] (`Futex` on Linux, with `std`); the peer
 //!   wakes it only when the flag is armed, so the busy path makes no system
 //!   call.
 //! - **Liveness.** Close flags, per-side epochs, heartbeats and the

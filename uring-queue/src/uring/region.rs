@@ -186,7 +186,7 @@ impl Layout {
 /// # Examples
 ///
 /// Both sides in one process (two threads); across processes, the region is
-/// a [`SharedMemory`](crate::SharedMemory) and each side builds its own
+/// a `SharedMemory` (`std`, Linux) and each side builds its own
 /// `Uring` (see `examples/echo_client.rs`).
 ///
 /// ```

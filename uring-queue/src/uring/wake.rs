@@ -135,10 +135,11 @@ impl WakeFlag {
             return false;
         }
         // Clear before waking: a waiter between its re-check and its wait
-        // then finds the word changed and does not sleep.
-        if self.0.swap(0, Ordering::SeqCst) != ARMED {
-            return false;
-        }
+        // then finds the word changed and does not sleep. A plain store, not
+        // a swap (targets without compare-and-swap need no emulation): if
+        // the waiter disarmed and armed again meanwhile, it just gets an
+        // early wake and re-checks.
+        self.0.store(0, Ordering::Relaxed);
         notifier.wake(self);
         true
     }
@@ -159,7 +160,7 @@ impl WakeFlag {
 }
 
 /// How a side parks and wakes its peer: no_std, so the platform decides
-/// (a futex under Linux, [`Futex`](super::Futex); an RTOS event; or
+/// (a futex under Linux, `Futex` with `std`; an RTOS event; or
 /// [`Spin`]). Also the platform's view of processes, for liveness.
 ///
 /// # Examples
@@ -257,8 +258,9 @@ pub struct Options {
     /// The peer is gone once its heartbeat word has not moved for this many
     /// consecutive empty park rounds. `None`: heartbeats are not watched
     /// (close flags, epochs and the [`Notifier`]'s process view still are).
-    /// A side beats once per park round and once per request it handles, so
-    /// choose more rounds than the longest request takes to handle.
+    /// A side beats once per park round and once per request it submits
+    /// (client) or receives (server), so choose more rounds than the
+    /// longest request takes to handle.
     pub stale_after: Option<u32>,
 }
 
