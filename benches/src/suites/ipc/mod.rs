@@ -203,7 +203,7 @@ fn measure(
         .collect();
     let floor = names.iter().position(|n| *n == MEMCPY);
     eprintln!(
-        "  {:<16} {:>12} {:>10} {:>12}   ({count} requests per sample)",
+        "  {:<18} {:>12} {:>10} {:>12}   ({count} requests per sample)",
         "variant", "per request", "t/unix", "t/memcpy2"
     );
     for (i, name) in names.iter().enumerate() {
@@ -218,7 +218,7 @@ fn measure(
             row("ipc", &format!("{test}.{name}.t_vs_memcpy2"), r, "x");
         }
         eprintln!(
-            "  {name:<16} {us:>9.3} us {vs_unix:>9.3}x {:>11}",
+            "  {name:<18} {us:>9.3} us {vs_unix:>9.3}x {:>11}",
             vs_floor.map_or(String::new(), |r| format!("{r:.3}x"))
         );
     }
