@@ -414,6 +414,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// use uring_queue::HeapRing;
     /// use uring_queue::uring::{Client, Link, Request, Server, Spin};
     ///
@@ -427,6 +428,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
     /// assert_eq!(incoming.opcode(), 9);
     /// server.complete(incoming, 1, 0).unwrap();
     /// assert_eq!(client.wait(ticket).unwrap().result, 1);
+    /// # }
     /// ```
     pub fn from_rings(
         sq: Producer<'a, Sqe>,
@@ -485,6 +487,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// use uring_queue::HeapRing;
     /// use uring_queue::uring::{Client, Link, Options, Spin};
     ///
@@ -494,6 +497,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
     /// let mut client = Client::<4, _>::from_rings(sq, cq, &link, Spin);
     /// client.set_options(Options { spin: 0, ..Options::default() });
     /// assert_eq!(client.options().spin, 0);
+    /// # }
     /// ```
     pub fn set_options(&mut self, options: Options) {
         self.inner.get_mut().options = options;
@@ -518,6 +522,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// use uring_queue::HeapRing;
     /// use uring_queue::uring::{Client, Link, Spin};
     ///
@@ -526,6 +531,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
     /// let (_, cq) = HeapRing::new(2).unwrap();
     /// // The completion ring holds 2: never more in flight.
     /// assert_eq!(Client::<16, _>::from_rings(sq, cq, &link, Spin).credits(), 2);
+    /// # }
     /// ```
     pub fn credits(&self) -> usize {
         N.min(self.inner.borrow().ring_credits as usize)
@@ -721,6 +727,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// use uring_queue::HeapRing;
     /// use uring_queue::uring::{Client, Error, Link, Request, Spin};
     ///
@@ -736,6 +743,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
     /// assert_eq!(rejected.value.opcode, 3);
     /// assert_ne!(a.user_data(), b.user_data());
     /// # client.cancel(a).unwrap(); client.cancel(b).unwrap();
+    /// # }
     /// ```
     pub fn try_submit(&self, request: Request) -> Result<Ticket, Rejected<Request>> {
         let reject = |error, value| Err(Rejected { error, value });
@@ -807,6 +815,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// use uring_queue::HeapRing;
     /// use uring_queue::uring::{Client, Link, Request, Server, Spin};
     ///
@@ -821,6 +830,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
     /// server.complete(incoming, 0, 0).unwrap();
     /// assert_eq!(client.poll_completions(), Ok(1));
     /// assert!(client.try_wait(t).is_ok());
+    /// # }
     /// ```
     pub fn poll_completions(&self) -> Result<usize, Error> {
         let mut n = 0;
@@ -883,6 +893,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// use uring_queue::HeapRing;
     /// use uring_queue::uring::{Client, Error, Link, Server, Spin};
     ///
@@ -893,6 +904,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
     /// let server = Server::from_rings(sq_rx, cq_tx, &link, Spin);
     /// drop(server);
     /// assert_eq!(client.park(), Err(Error::PeerGone));
+    /// # }
     /// ```
     pub fn park(&self) -> Result<(), Error> {
         let mut guard = self.inner.borrow_mut();
@@ -943,6 +955,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// use uring_queue::HeapRing;
     /// use uring_queue::uring::{Client, Error, Link, Request, Server, Spin};
     ///
@@ -957,6 +970,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
     /// let incoming = server.recv().unwrap();
     /// server.complete(incoming, 5, 0).unwrap();
     /// assert_eq!(client.try_wait(t.value).unwrap().result, 5);
+    /// # }
     /// ```
     pub fn try_wait(&self, ticket: Ticket) -> Result<Reply, Rejected<Ticket>> {
         if let Err(error) = self.poll_completions() {
@@ -1120,6 +1134,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// use uring_queue::HeapRing;
     /// use uring_queue::uring::{Client, Link, Request, Server, Spin};
     ///
@@ -1138,6 +1153,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
     /// for (i, t) in tickets.into_iter().enumerate() {
     ///     assert_eq!(client.wait(t).unwrap().result, i as i32 * 10);
     /// }
+    /// # }
     /// ```
     pub fn submit_waiting(&self, mut request: Request) -> Result<Ticket, Error> {
         loop {
@@ -1168,6 +1184,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// use uring_queue::HeapRing;
     /// use uring_queue::uring::{Client, Link, Request, Server, Spin};
     ///
@@ -1191,6 +1208,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
     ///     });
     ///     assert_eq!((a, b), (2, 3));
     /// });
+    /// # }
     /// ```
     pub fn submit(&self, request: Request) -> Submit<'_, 'a, N, W> {
         Submit {

@@ -14,6 +14,7 @@ use core::fmt;
 /// # Examples
 ///
 /// ```
+/// # #[cfg(feature = "alloc")] {
 /// use uring_queue::HeapRing;
 /// use uring_queue::uring::{Client, Link, Request, Server, Spin};
 ///
@@ -26,6 +27,7 @@ use core::fmt;
 /// let inc = server.recv().unwrap();
 /// assert_eq!((inc.opcode(), inc.flags(), inc.payload_len(), inc.response_capacity()), (2, 8, 0, 0));
 /// # server.complete(inc, 0, 0).unwrap(); client.wait(t).unwrap();
+/// # }
 /// ```
 #[derive(Debug, PartialEq, Eq)]
 pub struct Incoming {
@@ -187,6 +189,7 @@ impl<'a, W: Notifier> Server<'a, W> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// use uring_queue::HeapRing;
     /// use uring_queue::uring::{Link, Options, Server, Spin};
     ///
@@ -196,6 +199,7 @@ impl<'a, W: Notifier> Server<'a, W> {
     /// let mut server = Server::from_rings(sq, cq, &link, Spin);
     /// server.set_options(Options { spin: 10, ..Options::default() });
     /// assert_eq!(server.options().spin, 10);
+    /// # }
     /// ```
     pub fn set_options(&mut self, options: Options) {
         self.options = options;
@@ -230,6 +234,7 @@ impl<'a, W: Notifier> Server<'a, W> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// use uring_queue::HeapRing;
     /// use uring_queue::uring::{Link, Server, Spin};
     ///
@@ -238,6 +243,7 @@ impl<'a, W: Notifier> Server<'a, W> {
     /// let (cq, _cq_rx) = HeapRing::new(4).unwrap();
     /// let mut server = Server::from_rings(sq, cq, &link, Spin);
     /// assert_eq!(server.try_recv(), Ok(None));
+    /// # }
     /// ```
     pub fn try_recv(&mut self) -> Result<Option<Incoming>, Error> {
         if self.corrupted {
@@ -285,6 +291,7 @@ impl<'a, W: Notifier> Server<'a, W> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// use uring_queue::HeapRing;
     /// use uring_queue::uring::{Client, Error, Link, Request, Server, Spin};
     ///
@@ -299,6 +306,7 @@ impl<'a, W: Notifier> Server<'a, W> {
     /// // What the client sent before closing is still delivered.
     /// assert_eq!(server.recv().unwrap().opcode(), 1);
     /// assert_eq!(server.recv(), Err(Error::PeerGone));
+    /// # }
     /// ```
     pub fn recv(&mut self) -> Result<Incoming, Error> {
         'outer: loop {
@@ -422,6 +430,7 @@ impl<'a, W: Notifier> Server<'a, W> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// use uring_queue::HeapRing;
     /// use uring_queue::uring::{Client, Error, Link, Request, Server, Spin};
     ///
@@ -437,6 +446,7 @@ impl<'a, W: Notifier> Server<'a, W> {
     /// assert_eq!(inc.error, Error::TooLarge { max: 0 });
     /// server.complete(inc.value, 0, 0).unwrap();
     /// # client.wait(t).unwrap();
+    /// # }
     /// ```
     pub fn complete(
         &mut self,
