@@ -96,6 +96,10 @@ fn missing() -> Vec<String> {
 }
 
 fn main() -> ExitCode {
+    // Started again by the `ipc` suite as its server process.
+    if let Some(code) = suites::ipc::peer_main() {
+        return code;
+    }
     let args = match parse(std::env::args().skip(1)) {
         Ok(Some(a)) => a,
         Ok(None) => {

@@ -4,6 +4,7 @@ use crate::harness::Ctx;
 
 mod batch;
 mod copy;
+pub mod ipc;
 mod pool;
 mod spsc;
 mod write;
@@ -17,5 +18,6 @@ pub const SUITES: &[(&str, Suite)] = &[
     ("write", write::run), // 10-byte writes through Write impls
     ("pool", pool::run),   // buffer-pool vs buffer_sv2
     ("spsc", spsc::run),   // uring-queue vs rtrb, ringbuf, crossbeam, heapless, sync_channel
+    ("ipc", ipc::run),     // uring-queue request/response vs UnixStream, tokio, memcpy
     ("batch", batch::run), // batch-reader vs bare calls, deque, channels, raw syscalls, naive file reads
 ];

@@ -1,0 +1,161 @@
+//! The `ipc` suite's server process, started as the suite starts it: it
+//! exits cleanly when its client hangs up, and with a message and a failure
+//! status on a bad request or a bad start.
+
+#![allow(clippy::std_instead_of_core, reason = "a std-only test")]
+
+use std::io::Write;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::net::UnixStream;
+use std::process::{Command, Output, Stdio};
+use uring_queue::SharedMemory;
+use uring_queue::uring::{Client, Config, Futex, Request, Uring};
+
+/// Starts the server for `role` on a fresh socket, lets `client` use the
+/// other end, hangs up, and returns how the server ended.
+fn serve(role: &str, parent: u32, client: impl FnOnce(&UnixStream)) -> Output {
+    let (ours, theirs) = UnixStream::pair().unwrap();
+    // SAFETY: F_DUPFD on an open descriptor; the copy (close-on-exec clear,
+    // for the child) is owned by the `OwnedFd` alone.
+    let inherited = unsafe {
+        let raw = libc::fcntl(theirs.as_raw_fd(), libc::F_DUPFD, 3);
+        assert!(raw >= 3);
+        OwnedFd::from_raw_fd(raw)
+    };
+    let child = Command::new(env!("CARGO_BIN_EXE_compare"))
+        .env("COMPARE_IPC_PEER", role)
+        .env("COMPARE_IPC_FDS", inherited.as_raw_fd().to_string())
+        .env("COMPARE_IPC_PARENT", parent.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop((inherited, theirs));
+    client(&ours);
+    drop(ours);
+    child.wait_with_output().unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn servers_exit_cleanly_when_the_client_hangs_up() {
+    for role in ["unix", "tokio"] {
+        let out = serve(role, std::process::id(), |_| {});
+        assert!(out.status.success(), "{role}: {}", stderr(&out));
+        assert!(out.stdout.is_empty(), "the server prints no rows");
+    }
+}
+
+#[test]
+fn a_wrong_body_byte_stops_the_server_with_its_offset() {
+    for role in ["unix", "tokio"] {
+        let out = serve(role, std::process::id(), |s| {
+            let mut frame = 64i32.to_le_bytes().to_vec();
+            // All zeros: the pattern's first nonzero byte is the offset.
+            frame.extend_from_slice(&[0; 64]);
+            (&*s).write_all(&frame).unwrap();
+        });
+        let msg = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{role}: {msg}");
+        assert!(
+            msg.contains(&format!("ipc {role} server: request body of 64 bytes")),
+            "{msg}"
+        );
+        assert!(msg.contains("differs at byte"), "{msg}");
+    }
+}
+
+#[test]
+fn an_oversize_header_stops_the_server() {
+    let out = serve("unix", std::process::id(), |s| {
+        (&*s).write_all(&(5i32 << 20).to_le_bytes()).unwrap();
+    });
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("bad request header 5242880"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_server_not_started_by_its_parent_refuses_to_run() {
+    let out = serve("unix", 1, |_| {});
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("parent exited"), "{}", stderr(&out));
+    let out = serve("nonesuch", std::process::id(), |_| {});
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("unknown role"), "{}", stderr(&out));
+}
+
+/// Starts the `uring_queue` server on a fresh region, lets `client` use the
+/// client end, closes it, and returns how the server ended.
+fn serve_uring(client: impl FnOnce(&Client<'_, 4, Futex>)) -> Output {
+    let config = Config::new(4, 4, 1 << 16);
+    let mut shm = SharedMemory::create("ipc-test", Uring::required_size(&config).unwrap()).unwrap();
+    // SAFETY: as in `serve`.
+    let inherited = unsafe {
+        let raw = libc::fcntl(shm.fd().as_raw_fd(), libc::F_DUPFD, 3);
+        assert!(raw >= 3);
+        OwnedFd::from_raw_fd(raw)
+    };
+    let ours = Uring::init(shm.region(), config)
+        .unwrap()
+        .into_client::<4, _>(Futex::new());
+    let child = Command::new(env!("CARGO_BIN_EXE_compare"))
+        .env("COMPARE_IPC_PEER", "uring_queue")
+        .env("COMPARE_IPC_FDS", inherited.as_raw_fd().to_string())
+        .env("COMPARE_IPC_PARENT", std::process::id().to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(inherited);
+    client(&ours);
+    drop(ours);
+    child.wait_with_output().unwrap()
+}
+
+fn uring_request(client: &Client<'_, 4, Futex>, body: &[u8]) -> Request {
+    let mut payload = client.alloc(body.len()).unwrap();
+    client
+        .bytes_mut(&mut payload)
+        .unwrap()
+        .copy_from_slice(body);
+    Request::new(body.len() as u32)
+        .with_payload(payload)
+        .with_response(client.alloc(body.len()).unwrap())
+}
+
+#[test]
+fn the_uring_server_answers_then_exits_cleanly_when_the_client_closes() {
+    let out = serve_uring(|client| {
+        // An empty body is a valid request with nothing to compare.
+        let reply = client.call(uring_request(client, &[])).unwrap();
+        assert_eq!(reply.result, !0, "the reply header is the length, NOT-ed");
+        assert_eq!(reply.response_len(), 0);
+        client.free_reply(reply);
+    });
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
+fn a_wrong_byte_stops_the_uring_server_with_its_offset() {
+    let out = serve_uring(|client| {
+        let ticket = client.try_submit(uring_request(client, &[0; 64])).unwrap();
+        // The server stops without completing; the client sees it go.
+        assert!(client.wait(ticket).is_err());
+    });
+    let msg = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{msg}");
+    assert!(
+        msg.contains("ipc uring_queue server: request body of 64 bytes")
+            && msg.contains("differs at byte"),
+        "{msg}"
+    );
+}
