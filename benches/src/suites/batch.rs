@@ -17,8 +17,8 @@
 //!    polled again at once (`yield_read_val`: the yield any reader batching
 //!    on `.await` makes per read in that shape, without a queue).
 //! 2. `syscall`: pieces of 8–64 bytes of another process's memory — one
-//!    `process_vm_readv` per piece, the raw call batched 16/64/256 pieces at
-//!    a time, and this crate's `ProcessBackend` 64 pieces per batch; then the
+//!    `process_vm_readv` per piece, the raw call and this crate's
+//!    `ProcessBackend` each batched 16/64/256 pieces at a time; then the
 //!    same with the pieces being adjacent fields of a few structs, where
 //!    coalescing merges them.
 //! 3. `file`: seed 002 — a file read 4 KiB at a time with a fresh buffer per
@@ -767,6 +767,22 @@ fn syscall(ctx: &Ctx) {
     c.variant("crate64", move || {
         logged(crate64_log, crate_batches(&mut reader, &pieces, &mut d))
     });
+    // The same calls with 16 and 256 pieces per batch, beside raw16 and
+    // raw256: the crate's rate against the batch size.
+    let mut reader =
+        Reader::<_, _, 16, 256>::with_window(ProcessBackend::new(pid), vec![0u8; 4096]);
+    let pieces = scattered.clone();
+    let mut d = dst.clone();
+    c.variant("crate16", move || {
+        crate_batches(&mut reader, &pieces, &mut d)
+    });
+    let mut reader =
+        Reader::<_, _, 256, 256>::with_window(ProcessBackend::new(pid), vec![0u8; 4096]);
+    let pieces = scattered.clone();
+    let mut d = dst.clone();
+    c.variant("crate256", move || {
+        crate_batches(&mut reader, &pieces, &mut d)
+    });
     let pieces = structs.clone();
     let mut d = dst.clone();
     c.variant("single_structs", move || {
@@ -804,15 +820,15 @@ fn syscall(ctx: &Ctx) {
 
 /// Reads `pieces` through the crate, 64 per `read_many`, packed into `dst`
 /// as `raw_readv` packs them.
-fn crate_batches(
-    reader: &mut Reader<ProcessBackend, Vec<u8>, 64, 256>,
+fn crate_batches<const K: usize>(
+    reader: &mut Reader<ProcessBackend, Vec<u8>, K, 256>,
     pieces: &[(usize, usize)],
     dst: &mut [u8],
 ) -> Duration {
     let t = Instant::now();
     let mut ok = 0usize;
-    for chunk in pieces.chunks(64) {
-        let mut ops: heapless::Vec<ReadOp<'_>, 64> = heapless::Vec::new();
+    for chunk in pieces.chunks(K) {
+        let mut ops: heapless::Vec<ReadOp<'_>, K> = heapless::Vec::new();
         let mut rest = &mut *dst;
         for (i, &(addr, len)) in chunk.iter().enumerate() {
             let (head, tail) = std::mem::take(&mut rest).split_at_mut(len);
