@@ -1038,6 +1038,9 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
 
     /// Waits (spins, then parks on the client's wake flag) until a completion
     /// is available or one park round passes, then runs the liveness checks.
+    /// If another thread already parks on that flag (it *drives*), parks on
+    /// a flag of its own instead, until a completion is routed, a credit
+    /// comes back or the driving role comes free.
     ///
     /// # Errors
     ///
