@@ -1,7 +1,9 @@
 //! Loom models of the request/response layer: the wake-flag handshake
 //! (no lost wake-up: a parked side whose wake-up went missing would sleep
-//! forever, which loom reports as a deadlock) and credit accounting (the
-//! server never finds the completion ring full).
+//! forever, which loom reports as a deadlock), credit accounting (the
+//! server never finds the completion ring full), and two threads sharing
+//! one client (each reply reaches its own caller, whichever thread drains
+//! the completion ring and whichever parks).
 //!
 //! ```text
 //! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
@@ -30,7 +32,7 @@ impl LoomFutex {
 }
 
 impl Notifier for LoomFutex {
-    fn wait(&mut self, flag: &WakeFlag, _timeout: Duration) {
+    fn wait(&self, flag: &WakeFlag, _timeout: Duration) {
         let guard = self.0.0.lock().unwrap();
         if flag.is_armed() {
             drop(self.0.1.wait(guard).unwrap());
@@ -62,7 +64,7 @@ fn flag_handshake_loses_no_wake_up() {
         let (mut tx, mut rx) = HeapRing::<u32>::new(2).unwrap();
         let flag: &'static WakeFlag = Box::leak(Box::new(WakeFlag::new()));
         let futex = LoomFutex::new();
-        let mut waiter = futex.clone();
+        let waiter = futex.clone();
         let t = thread::spawn(move || {
             tx.push(7).unwrap();
             flag.notify(&futex);
@@ -137,5 +139,39 @@ fn credits_keep_the_completion_ring_from_filling() {
         assert_eq!(client.wait(first).unwrap().result, 1);
         assert_eq!(client.wait(second).unwrap().result, 2);
         t.join().unwrap();
+    });
+}
+
+/// Two threads share one client, one request each, against one server: the
+/// client's lock, the driving role and the per-slot flags. Whichever thread
+/// drains a completion, its caller gets it; a thread parked on its slot's
+/// flag, or waiting for the role, is always woken.
+#[test]
+fn two_threads_share_one_client() {
+    loom::model(|| {
+        let link = link();
+        let futex = LoomFutex::new();
+        let (sq_tx, sq_rx) = HeapRing::new(2).unwrap();
+        let (cq_tx, cq_rx) = HeapRing::new(2).unwrap();
+        let mut client = Client::<2, _>::from_rings(sq_tx, cq_rx, link, futex.clone());
+        let mut server = Server::from_rings(sq_rx, cq_tx, link, futex);
+        client.set_options(PARK_AT_ONCE);
+        server.set_options(PARK_AT_ONCE);
+        let client = Arc::new(client);
+        let other = client.clone();
+        let s = thread::spawn(move || {
+            for _ in 0..2 {
+                let incoming = server.recv().unwrap();
+                let op = incoming.opcode() as i32;
+                server.complete(incoming, op * 10, 0).unwrap();
+            }
+        });
+        let t = thread::spawn(move || {
+            assert_eq!(other.call(Request::new(1)).unwrap().result, 10);
+        });
+        assert_eq!(client.call(Request::new(2)).unwrap().result, 20);
+        t.join().unwrap();
+        s.join().unwrap();
+        assert_eq!(client.in_flight(), 0);
     });
 }

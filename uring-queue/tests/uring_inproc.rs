@@ -530,3 +530,106 @@ fn an_untaken_reply_holds_a_slot_but_not_a_ring_credit() {
     assert_eq!(client.wait(second).unwrap().result, 2);
     assert_eq!(client.wait(first).unwrap().result, 1);
 }
+
+fn assert_send<T: Send>(_: &T) {}
+fn assert_sync<T: Sync>(_: &T) {}
+
+/// Checks one echo reply: the result is the body's length and the response
+/// is the body reversed, each byte plus one, so a reply routed to the wrong
+/// submitter fails.
+fn check_echo<const N: usize>(
+    client: &Client<'_, N, Spin>,
+    seq: u64,
+    len: usize,
+    reply: uring_queue::uring::Reply,
+) {
+    assert_eq!(reply.result, len as i32, "request {seq}");
+    let got = client.response(&reply).unwrap();
+    assert_eq!(got.len(), len, "request {seq}");
+    for (k, &b) in got.iter().enumerate() {
+        assert_eq!(
+            b,
+            expected_byte(seq, len - 1 - k).wrapping_add(1),
+            "request {seq} byte {k}"
+        );
+    }
+    client.free_reply(reply);
+}
+
+#[test]
+fn threads_share_one_client() {
+    const THREADS: u64 = if cfg!(miri) { 3 } else { 4 };
+    let per_thread: u64 = if cfg!(miri) { 4 } else { 3_000 };
+    let config = Config::new(4, 4, 16 << 10);
+    let mut buf = buffer(Uring::required_size(&config).unwrap());
+    let (mut client, mut server) = Uring::init(region(&mut buf), config)
+        .unwrap()
+        .split::<8, _, _>(Spin, Spin);
+    let opts = Options {
+        spin: 16,
+        ..Options::default()
+    };
+    client.set_options(opts);
+    server.set_options(opts);
+    // The client is shared by reference; its futures may move threads.
+    assert_sync(&client);
+    {
+        let fut = client.submit(Request::new(0));
+        assert_send(&fut);
+    }
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            let mut served = 0u64;
+            loop {
+                match server.handle(echo) {
+                    Ok(()) => served += 1,
+                    Err(Error::PeerGone) => break,
+                    Err(e) => panic!("server: {e}"),
+                }
+            }
+            assert_eq!(served, THREADS * per_thread);
+        });
+        let shared = &client;
+        std::thread::scope(|w| {
+            for t in 0..THREADS {
+                w.spawn(move || {
+                    let client = shared;
+                    let mut rng = XorShift(0x9E37_79B9_7F4A_7C15 ^ (t + 1));
+                    for i in 0..per_thread {
+                        let seq = t * per_thread + i;
+                        let len = (rng.next() % 700) as usize;
+                        let (mut body, response) = loop {
+                            match (client.alloc(len), client.alloc(len)) {
+                                (Ok(a), Ok(b)) => break (a, b),
+                                (a, b) => {
+                                    // Other threads' blocks fill the area for now.
+                                    for block in [a, b].into_iter().flatten() {
+                                        client.free(block);
+                                    }
+                                    std::thread::yield_now();
+                                }
+                            }
+                        };
+                        for (k, b) in client.bytes_mut(&mut body).unwrap().iter_mut().enumerate() {
+                            *b = expected_byte(seq, k);
+                        }
+                        let request = Request::new(seq as u32)
+                            .with_payload(body)
+                            .with_response(response);
+                        // Blocking calls and futures, mixed.
+                        let reply = if i % 2 == 0 {
+                            client.call(request).unwrap()
+                        } else {
+                            client.block_on(client.submit(request)).unwrap()
+                        };
+                        check_echo(client, seq, len, reply);
+                    }
+                });
+            }
+        });
+        assert_eq!(client.in_flight(), 0);
+        assert_eq!(client.blocks_in_use(), 0);
+        // Closing the client ends the server's loop.
+        drop(client);
+    });
+}

@@ -3,10 +3,10 @@
 
 use super::entry::{Cqe, Sqe};
 use super::payload::{Allocator, Area, Block, Owner, Span};
-use super::wake::{Link, Notifier, Options, Watch};
+use super::sync::SpinLock;
+use super::wake::{Link, Notifier, Options, WakeFlag, Watch};
 use super::{Error, Rejected};
 use crate::{Consumer, Producer};
-use core::cell::RefCell;
 use core::fmt;
 use core::future::Future;
 use core::pin::{Pin, pin};
@@ -227,12 +227,47 @@ struct Slot {
     state: State,
     payload: Block,
     response: Block,
+    /// A thread blocks on this slot's reply, parked on its flag
+    /// (`Client::slot_flags`): whoever routes the reply wakes it.
+    parked: bool,
 }
 
-/// What the client mutates: behind a `RefCell`, so that many futures can
-/// share one client within a thread. Borrows are short and never call out
-/// to user code (wakers are taken out and woken after the borrow ends).
-struct Inner<'a, const N: usize, W> {
+/// Threads that wait for any completion or a credit (rather than one
+/// reply) while another thread drives: each parks on a flag of its own, so
+/// no waiter can clear another's.
+const IDLE: usize = 4;
+
+/// What a thread waits for when it parks.
+#[derive(Debug, Clone, Copy)]
+enum Target {
+    /// The reply of the request in this slot, of this generation.
+    Slot(u32, u32),
+    /// Any completion, or a credit.
+    Any,
+}
+
+/// Who to wake once the lock is released: a call out to user code (a
+/// waker, the notifier) never runs under the lock.
+#[derive(Default)]
+#[must_use]
+struct Wakeups {
+    /// The submitter's task.
+    task: Option<Waker>,
+    /// A task waiting for a credit.
+    credit: Option<Waker>,
+    /// A thread parked on this slot's flag.
+    slot: Option<u32>,
+    /// Threads parked on these idle flags.
+    idle: u8,
+    /// The driving thread, parked on the client's wake flag.
+    driver: bool,
+}
+
+/// What the client mutates, behind a spin lock so that threads and tasks
+/// share one client. The lock is held for a few loads and stores at a time,
+/// never across a park, an `.await` or a call out to user code (wakers and
+/// the notifier run after it is released, see [`Wakeups`]).
+struct Inner<'a, const N: usize> {
     sq: Producer<'a, Sqe>,
     cq: Consumer<'a, Cqe>,
     slots: [Slot; N],
@@ -245,16 +280,25 @@ struct Inner<'a, const N: usize, W> {
     /// The bound on `outstanding`: the smaller ring capacity.
     ring_credits: u32,
     alloc: Allocator<N>,
-    notifier: W,
     options: Options,
     watch: Watch,
     corrupted: bool,
     credit_waker: Option<Waker>,
+    /// A thread parks on the client's wake flag (the one the server
+    /// notifies): at most one at a time, the *driver*. Others park on
+    /// their slot's flag or an idle flag and are woken by whoever routes.
+    driving: bool,
+    /// What the driver waits for.
+    driver_target: Target,
+    /// Idle flags in use (bit `k` for `Client::idle_flags[k]`).
+    idle_mask: u8,
+    /// Slots whose thread parks on the slot's flag.
+    parked_slots: u32,
 }
 
 const NO_SLOT: u32 = u32::MAX;
 
-impl<const N: usize, W> Inner<'_, N, W> {
+impl<const N: usize> Inner<'_, N> {
     fn failure(&self) -> Option<Error> {
         if self.corrupted {
             Some(Error::Corrupted)
@@ -265,9 +309,30 @@ impl<const N: usize, W> Inner<'_, N, W> {
         }
     }
 
+    /// The threads to wake because something changed (a completion routed,
+    /// a credit back) that a thread waiting for anything may want: the idle
+    /// ones and a driver. Nothing when no thread parks (the one-thread path).
+    fn changed(&self) -> Wakeups {
+        Wakeups {
+            idle: self.idle_mask,
+            driver: self.driving && matches!(self.driver_target, Target::Any),
+            ..Wakeups::default()
+        }
+    }
+
+    /// Whether a thread waiting for `target` must keep waiting.
+    fn waits(&self, target: Target) -> bool {
+        match target {
+            Target::Slot(index, generation) => self.slots.get(index as usize).is_some_and(|s| {
+                s.generation == generation && matches!(s.state, State::Pending { .. })
+            }),
+            Target::Any => true,
+        }
+    }
+
     /// Frees slot `index` for reuse: a new generation, so no old tag or
     /// ticket names it again, and a credit back.
-    fn release(&mut self, index: u32) -> Option<Waker> {
+    fn release(&mut self, index: u32) -> Wakeups {
         let slot = &mut self.slots[index as usize];
         slot.generation = slot.generation.wrapping_add(1);
         slot.state = State::Free {
@@ -275,12 +340,16 @@ impl<const N: usize, W> Inner<'_, N, W> {
         };
         self.free_head = index;
         self.in_flight -= 1;
-        self.credit_waker.take()
+        Wakeups {
+            credit: self.credit_waker.take(),
+            ..self.changed()
+        }
     }
 
-    /// Applies one completion. Returns the wakers to wake: the submitter's
-    /// and a task waiting for a credit.
-    fn route(&mut self, cqe: Cqe) -> Result<(Option<Waker>, Option<Waker>), Error> {
+    /// Applies one completion. Returns whom to wake: the submitter (its
+    /// task, or its thread if parked, or the driver if it is the driver's)
+    /// and those waiting for a credit.
+    fn route(&mut self, cqe: Cqe) -> Result<Wakeups, Error> {
         let index = cqe.user_data as u32;
         let generation = (cqe.user_data >> 32) as u32;
         let slot = self
@@ -293,15 +362,22 @@ impl<const N: usize, W> Inner<'_, N, W> {
         }
         match &mut slot.state {
             State::Pending { waker } => {
-                let waker = waker.take();
+                let task = waker.take();
+                let parked = slot.parked;
                 slot.state = State::Done {
                     result: cqe.result,
                     flags: cqe.flags,
                     response_len: cqe.response_len,
                 };
                 self.outstanding -= 1;
+                let mut wake = self.changed();
+                wake.task = task;
+                wake.slot = parked.then_some(index);
+                wake.driver |=
+                    self.driving && matches!(self.driver_target, Target::Slot(i, _) if i == index);
                 // A ring credit came back.
-                Ok((waker, self.credit_waker.take()))
+                wake.credit = self.credit_waker.take();
+                Ok(wake)
             }
             State::Abandoned => {
                 let payload = core::mem::take(&mut slot.payload);
@@ -309,14 +385,14 @@ impl<const N: usize, W> Inner<'_, N, W> {
                 self.alloc.free(payload.span);
                 self.alloc.free(response.span);
                 self.outstanding -= 1;
-                Ok((None, self.release(index)))
+                Ok(self.release(index))
             }
             State::Free { .. } | State::Done { .. } => Err(Error::Corrupted),
         }
     }
 
     /// Takes the reply out of a completed slot.
-    fn take(&mut self, index: u32) -> (Reply, Option<Waker>) {
+    fn take(&mut self, index: u32) -> (Reply, Wakeups) {
         let slot = &mut self.slots[index as usize];
         let State::Done {
             result,
@@ -345,14 +421,36 @@ impl<const N: usize, W> Inner<'_, N, W> {
     }
 }
 
+/// How a thread waits in [`Client::park`]: as the driver, on the client's
+/// wake flag; on a flag of its own; or, when every idle flag is taken, by
+/// yielding.
+enum Role {
+    Driver,
+    Slot(u32),
+    Idle(usize),
+    Yield,
+}
+
 /// The submitting side of a connection.
 ///
 /// `N` is the size of the in-flight table: at most `N` requests are in
 /// flight (submitted and not yet redeemed) at once. Independently, at most
 /// as many as the completion ring holds (the ring *credits*) have their
-/// completion still to come, so the server can always post it. All methods take `&self`, so many [`Submit`] futures of
-/// one task or thread can be pending together; the client is `Send` but not
-/// `Sync`.
+/// completion still to come, so the server can always post it.
+///
+/// All methods take `&self`, and the client is `Sync` (when its notifier
+/// is): many threads and tasks share one client (`&Client`, `Arc<Client>`),
+/// each with its own requests, and a [`Submit`] future is `Send`, so it runs
+/// on a multi-thread executor. The client's state sits behind a small spin
+/// lock, held for a few loads and stores at a time, never across a park, an
+/// `.await` or a call to a waker or the notifier. Completions reach their
+/// submitter whichever thread drains the completion ring: the futures are
+/// woken by whoever routes their completion (any poll of a `Submit`,
+/// [`poll_completions`](Self::poll_completions), [`wait`](Self::wait),
+/// [`park`](Self::park), [`block_on`](Self::block_on)), so on an executor
+/// some thread must keep driving while futures wait: one that blocks in
+/// `wait`/`call`, runs `block_on`, or loops on `park` and
+/// `poll_completions`.
 ///
 /// # Examples
 ///
@@ -390,14 +488,21 @@ pub struct Client<'a, const N: usize, W: Notifier> {
     link: &'a Link,
     area: Area<'a>,
     owner: Owner,
-    inner: RefCell<Inner<'a, N, W>>,
+    notifier: W,
+    /// Process-local flags: `slot_flags[i]` for the thread blocked on slot
+    /// `i`'s reply (one thread per ticket, so one waiter per flag).
+    slot_flags: [WakeFlag; N],
+    /// Process-local flags for threads waiting for anything (a completion,
+    /// a credit) while another drives; claimed through `Inner::idle_mask`.
+    idle_flags: [WakeFlag; IDLE],
+    inner: SpinLock<Inner<'a, N>>,
 }
 
 impl<const N: usize, W: Notifier> fmt::Debug for Client<'_, N, W> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("Client");
         d.field("area", &self.area);
-        if let Ok(inner) = self.inner.try_borrow() {
+        if let Some(inner) = self.inner.try_lock() {
             d.field("in_flight", &inner.in_flight)
                 .field("outstanding", &inner.outstanding)
                 .field("corrupted", &inner.corrupted)
@@ -457,6 +562,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
             },
             payload: Block::empty(),
             response: Block::empty(),
+            parked: false,
         });
         let inner = Inner {
             sq,
@@ -467,11 +573,14 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
             outstanding: 0,
             ring_credits,
             alloc: Allocator::new(area.len()),
-            notifier,
             options: Options::default(),
             watch: Watch::new(&link.server),
             corrupted: false,
             credit_waker: None,
+            driving: false,
+            driver_target: Target::Any,
+            idle_mask: 0,
+            parked_slots: 0,
         };
         Self {
             link,
@@ -480,7 +589,10 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
                 epoch,
             },
             area,
-            inner: RefCell::new(inner),
+            notifier,
+            slot_flags: core::array::from_fn(|_| WakeFlag::new()),
+            idle_flags: core::array::from_fn(|_| WakeFlag::new()),
+            inner: SpinLock::new(inner),
         }
     }
 
@@ -515,7 +627,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
     /// # let _ = uring_queue::uring::Client::<1, uring_queue::uring::Spin>::options;
     /// ```
     pub fn options(&self) -> Options {
-        self.inner.borrow().options
+        self.inner.lock().options
     }
 
     /// How many requests may be in flight at once: the smallest of `N` and
@@ -536,7 +648,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
     /// # }
     /// ```
     pub fn credits(&self) -> usize {
-        N.min(self.inner.borrow().ring_credits as usize)
+        N.min(self.inner.lock().ring_credits as usize)
     }
 
     /// Requests submitted and not yet redeemed (including cancelled ones
@@ -550,7 +662,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
     /// # let _ = uring_queue::uring::Client::<1, uring_queue::uring::Spin>::in_flight;
     /// ```
     pub fn in_flight(&self) -> usize {
-        self.inner.borrow().in_flight as usize
+        self.inner.lock().in_flight as usize
     }
 
     /// Allocates a payload block of `len` bytes (on a [`BLOCK_ALIGN`](super::BLOCK_ALIGN)
@@ -580,7 +692,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
     /// assert!(client.alloc(100).is_ok());
     /// ```
     pub fn alloc(&self, len: usize) -> Result<Block, Error> {
-        let span = self.inner.borrow_mut().alloc.alloc(len)?;
+        let span = self.inner.lock().alloc.alloc(len)?;
         Ok(Block {
             owner: Some(self.owner),
             span,
@@ -607,7 +719,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
     /// assert_eq!(client.blocks_in_use(), 0);
     /// ```
     pub fn blocks_in_use(&self) -> usize {
-        self.inner.borrow().alloc.live_blocks()
+        self.inner.lock().alloc.live_blocks()
     }
 
     /// Returns a block to the allocator. Blocks of another client are
@@ -622,7 +734,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
     /// ```
     pub fn free(&self, block: Block) {
         if block.owner == Some(self.owner) {
-            self.inner.borrow_mut().alloc.free(block.span);
+            self.inner.lock().alloc.free(block.span);
         }
     }
 
@@ -756,7 +868,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
             (Ok(p), Ok(r)) => (p, r),
             _ => return reject(Error::Foreign, request),
         };
-        let mut inner = self.inner.borrow_mut();
+        let mut inner = self.inner.lock();
         if let Some(e) = inner.failure() {
             return reject(e, request);
         }
@@ -797,7 +909,8 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
         slot.state = State::Pending { waker: None };
         slot.payload = request.payload;
         slot.response = request.response;
-        self.link.server.wake.notify(&inner.notifier);
+        drop(inner);
+        self.link.server.wake.notify(&self.notifier);
         self.link.client.beat();
         Ok(Ticket {
             index,
@@ -837,8 +950,8 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
     pub fn poll_completions(&self) -> Result<usize, Error> {
         let mut n = 0;
         loop {
-            let waker = {
-                let mut inner = self.inner.borrow_mut();
+            let wake = {
+                let mut inner = self.inner.lock();
                 if inner.corrupted {
                     drop(inner);
                     self.wake_all();
@@ -853,7 +966,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
                     }
                 };
                 match inner.route(cqe) {
-                    Ok(wakers) => wakers,
+                    Ok(wake) => wake,
                     Err(_) => {
                         inner.corrupted = true;
                         continue;
@@ -861,31 +974,75 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
                 }
             };
             n += 1;
-            for waker in [waker.0, waker.1].into_iter().flatten() {
-                waker.wake();
+            self.wake(wake);
+        }
+    }
+
+    /// Wakes what routing or releasing asked for; the lock is not held.
+    #[inline]
+    fn wake(&self, wake: Wakeups) {
+        if let Some(w) = wake.task {
+            w.wake();
+        }
+        if let Some(w) = wake.credit {
+            w.wake();
+        }
+        if let Some(i) = wake.slot {
+            self.slot_flags[i as usize].notify(&self.notifier);
+        }
+        if wake.idle != 0 {
+            self.wake_idle(wake.idle);
+        }
+        if wake.driver {
+            self.link.client.wake.notify(&self.notifier);
+        }
+    }
+
+    #[cold]
+    fn wake_idle(&self, mask: u8) {
+        for (k, flag) in self.idle_flags.iter().enumerate() {
+            if mask & (1 << k) != 0 {
+                flag.notify(&self.notifier);
             }
         }
     }
 
-    /// Wakes every waiting submitter, so that they see a latched failure.
+    /// Wakes every waiting submitter, task or thread, so that they see a
+    /// latched failure.
     fn wake_all(&self) {
         for i in 0..N {
-            let waker = match &mut self.inner.borrow_mut().slots[i].state {
-                State::Pending { waker } => waker.take(),
-                _ => None,
+            let (task, parked) = {
+                let mut inner = self.inner.lock();
+                let slot = &mut inner.slots[i];
+                let task = match &mut slot.state {
+                    State::Pending { waker } => waker.take(),
+                    _ => None,
+                };
+                (task, slot.parked)
             };
-            if let Some(w) = waker {
+            if let Some(w) = task {
                 w.wake();
             }
+            if parked {
+                self.slot_flags[i].notify(&self.notifier);
+            }
         }
-        let waker = self.inner.borrow_mut().credit_waker.take();
-        if let Some(w) = waker {
+        let (credit, idle) = {
+            let mut inner = self.inner.lock();
+            (inner.credit_waker.take(), inner.idle_mask)
+        };
+        if let Some(w) = credit {
             w.wake();
         }
+        self.wake_idle(idle);
+        self.link.client.wake.notify(&self.notifier);
     }
 
     /// Waits (spins, then parks on the client's wake flag) until a completion
     /// is available or one park round passes, then runs the liveness checks.
+    /// If another thread already parks on that flag (it *drives*), parks on
+    /// a flag of its own instead, until a completion is routed, a credit
+    /// comes back or the driving role comes free.
     ///
     /// # Errors
     ///
@@ -909,41 +1066,147 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
     /// # }
     /// ```
     pub fn park(&self) -> Result<(), Error> {
-        let mut guard = self.inner.borrow_mut();
-        let inner = &mut *guard;
-        if let Some(e) = inner.failure() {
-            return if inner.cq.is_empty() { Err(e) } else { Ok(()) };
-        }
-        for _ in 0..inner.options.spin {
-            if !inner.cq.is_empty() {
-                return Ok(());
+        self.park_on(Target::Any)
+    }
+
+    /// Waits until `target` may have changed: a completion is on the ring,
+    /// the reply was routed (by another thread), the driving role came
+    /// free, or one park round passed.
+    ///
+    /// One thread at a time drives: it parks on the client's wake flag,
+    /// which the server notifies, and runs the liveness checks. A thread
+    /// that finds another driving parks on a flag of its own (its slot's,
+    /// or an idle one), which whoever routes its reply or frees the role
+    /// notifies. Every flag has one waiter, so the handshake of
+    /// [`WakeFlag`] holds for each: the waiter arms, then re-checks under
+    /// the lock; the waker changes the state under the lock, then notifies.
+    fn park_on(&self, target: Target) -> Result<(), Error> {
+        let options = {
+            let inner = self.inner.lock();
+            if let Some(e) = inner.failure() {
+                return if inner.cq.is_empty() { Err(e) } else { Ok(()) };
+            }
+            inner.options
+        };
+        for _ in 0..options.spin {
+            {
+                let inner = self.inner.lock();
+                if !inner.cq.is_empty() || !inner.waits(target) {
+                    return Ok(());
+                }
             }
             super::sync::spin_loop();
         }
+        let role = {
+            let mut inner = self.inner.lock();
+            inner.publish_inbound();
+            if let Some(e) = inner.failure() {
+                return if inner.cq.is_empty() { Err(e) } else { Ok(()) };
+            }
+            if !inner.cq.is_empty() || !inner.waits(target) {
+                return Ok(());
+            }
+            if !inner.driving {
+                inner.driving = true;
+                inner.driver_target = target;
+                Role::Driver
+            } else if let Target::Slot(index, _) = target {
+                inner.slots[index as usize].parked = true;
+                inner.parked_slots += 1;
+                Role::Slot(index)
+            } else if let Some(k) = (0..IDLE).find(|k| inner.idle_mask & (1 << k) == 0) {
+                inner.idle_mask |= 1 << k;
+                Role::Idle(k)
+            } else {
+                Role::Yield
+            }
+        };
+        match role {
+            Role::Driver => self.drive(target, &options),
+            Role::Slot(index) => {
+                let flag = &self.slot_flags[index as usize];
+                self.park_follower(flag, target, &options);
+                let mut inner = self.inner.lock();
+                inner.slots[index as usize].parked = false;
+                inner.parked_slots -= 1;
+                Ok(())
+            }
+            Role::Idle(k) => {
+                self.park_follower(&self.idle_flags[k], target, &options);
+                self.inner.lock().idle_mask &= !(1 << k);
+                Ok(())
+            }
+            Role::Yield => {
+                #[cfg(all(feature = "std", not(loom)))]
+                std::thread::yield_now();
+                super::sync::spin_loop();
+                Ok(())
+            }
+        }
+    }
+
+    /// A park round as the driver, on the client's wake flag; then the
+    /// liveness checks, and the role handed on.
+    fn drive(&self, target: Target, options: &Options) -> Result<(), Error> {
         let own = &self.link.client;
-        inner.publish_inbound();
         own.wake.arm();
-        if !inner.cq.is_empty() {
-            own.wake.disarm();
-            return Ok(());
+        let sleep = {
+            let inner = self.inner.lock();
+            inner.cq.is_empty() && inner.waits(target)
+        };
+        if sleep {
+            own.beat();
+            self.notifier.wait(&own.wake, options.park_timeout);
         }
-        own.beat();
-        inner.notifier.wait(&own.wake, inner.options.park_timeout);
         own.wake.disarm();
-        if !inner.cq.is_empty() {
+        let (ready, mut watch) = {
+            let inner = self.inner.lock();
+            (!inner.cq.is_empty() || !inner.waits(target), inner.watch)
+        };
+        // Judged by the driver alone, once per round (heartbeats count
+        // rounds), and outside the lock: the notifier may make system calls.
+        let alive =
+            !sleep || ready || watch.check(&self.link.server, &self.notifier, options, true);
+        let (parked, idle, empty) = {
+            let mut inner = self.inner.lock();
+            if sleep && !ready {
+                // The driver is the only writer of `watch`.
+                inner.watch = watch;
+            }
+            inner.driving = false;
+            (
+                inner.parked_slots != 0,
+                inner.idle_mask,
+                inner.cq.is_empty(),
+            )
+        };
+        // Hand the role on: every parked thread re-checks, and one drives.
+        if parked {
+            for flag in &self.slot_flags {
+                flag.notify(&self.notifier);
+            }
+        }
+        if idle != 0 {
+            self.wake_idle(idle);
+        }
+        if alive || !empty {
             return Ok(());
         }
-        let options = inner.options;
-        if inner
-            .watch
-            .check(&self.link.server, &mut inner.notifier, &options, true)
-            || !inner.cq.is_empty()
-        {
-            return Ok(());
-        }
-        drop(guard);
         self.wake_all();
         Err(Error::PeerGone)
+    }
+
+    /// A park round on a thread's own `flag` while another thread drives.
+    fn park_follower(&self, flag: &WakeFlag, target: Target, options: &Options) {
+        flag.arm();
+        let sleep = {
+            let inner = self.inner.lock();
+            inner.driving && inner.cq.is_empty() && inner.waits(target) && inner.failure().is_none()
+        };
+        if sleep {
+            self.notifier.wait(flag, options.park_timeout);
+        }
+        flag.disarm();
     }
 
     /// Takes the reply if it has arrived, else hands the ticket back with
@@ -999,7 +1262,9 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
         if ticket.owner != self.owner {
             return Poll::Ready(Err(Error::Foreign));
         }
-        let mut inner = self.inner.borrow_mut();
+        // Cloned before the lock: a clone is a call out to the executor.
+        let mut new = waker.cloned();
+        let mut inner = self.inner.lock();
         let Some(slot) = inner
             .slots
             .get_mut(ticket.index as usize)
@@ -1009,16 +1274,14 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
         };
         let old = match &mut slot.state {
             State::Done { .. } => {
-                let (reply, credit) = inner.take(ticket.index);
+                let (reply, wake) = inner.take(ticket.index);
                 drop(inner);
-                if let Some(w) = credit {
-                    w.wake();
-                }
+                self.wake(wake);
                 return Poll::Ready(Ok(reply));
             }
             State::Pending { waker: slot_waker } => match waker {
                 Some(w) if !slot_waker.as_ref().is_some_and(|s| s.will_wake(w)) => {
-                    slot_waker.replace(w.clone())
+                    core::mem::replace(slot_waker, new.take())
                 }
                 _ => None,
             },
@@ -1027,6 +1290,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
         let failure = inner.failure();
         drop(inner);
         drop(old);
+        drop(new);
         match failure {
             Some(e) => Poll::Ready(Err(e)),
             None => Poll::Pending,
@@ -1053,7 +1317,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
             if let Poll::Ready(r) = self.poll_ticket(&ticket, None) {
                 return r;
             }
-            self.park()?;
+            self.park_on(Target::Slot(ticket.index, ticket.generation))?;
         }
     }
 
@@ -1076,7 +1340,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
         if ticket.owner != self.owner {
             return Err(Error::Foreign);
         }
-        let mut inner = self.inner.borrow_mut();
+        let mut inner = self.inner.lock();
         let Some(slot) = inner
             .slots
             .get_mut(ticket.index as usize)
@@ -1084,25 +1348,23 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
         else {
             return Err(Error::Foreign);
         };
-        let (old, credit) = match &mut slot.state {
+        let (old, wake) = match &mut slot.state {
             State::Pending { waker } => {
                 let old = waker.take();
                 slot.state = State::Abandoned;
-                (old, None)
+                (old, Wakeups::default())
             }
             State::Done { .. } => {
-                let (reply, credit) = inner.take(ticket.index);
+                let (reply, wake) = inner.take(ticket.index);
                 inner.alloc.free(reply.payload.span);
                 inner.alloc.free(reply.response.span);
-                (None, credit)
+                (None, wake)
             }
             State::Free { .. } | State::Abandoned => return Err(Error::Foreign),
         };
         drop(inner);
         drop(old);
-        if let Some(w) = credit {
-            w.wake();
-        }
+        self.wake(wake);
         Ok(())
     }
 
@@ -1168,7 +1430,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
                 Err(r) => return Err(r.error),
             }
             if self.poll_completions()? == 0 {
-                if self.inner.borrow().outstanding == 0 {
+                if self.inner.lock().outstanding == 0 {
                     // Nothing will arrive: the slots hold untaken replies.
                     return Err(Error::Busy);
                 }
@@ -1249,7 +1511,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
 impl<const N: usize, W: Notifier> Drop for Client<'_, N, W> {
     fn drop(&mut self) {
         self.link.client.close();
-        self.link.server.wake.notify(&self.inner.get_mut().notifier);
+        self.link.server.wake.notify(&self.notifier);
     }
 }
 
@@ -1302,9 +1564,20 @@ impl<const N: usize, W: Notifier> Future for Submit<'_, '_, N, W> {
                         value,
                     }) => {
                         this.state = SubmitState::Start(value);
+                        // Cloned before the lock: a call out to the executor.
+                        let waker = cx.waker().clone();
                         let old = {
-                            let mut inner = client.inner.borrow_mut();
-                            inner.credit_waker.replace(cx.waker().clone())
+                            let mut inner = client.inner.lock();
+                            // Checked again under the lock that registers the
+                            // waker: a credit that came back since
+                            // `try_submit` found none has woken nobody.
+                            if inner.outstanding < inner.ring_credits && inner.free_head != NO_SLOT
+                            {
+                                drop(inner);
+                                cx.waker().wake_by_ref();
+                                return Poll::Pending;
+                            }
+                            inner.credit_waker.replace(waker)
                         };
                         // Another task waited for a credit too: let it poll
                         // again rather than lose its wake-up.

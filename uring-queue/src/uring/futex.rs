@@ -10,6 +10,7 @@ use rustix::fd::OwnedFd;
 use rustix::io::Errno;
 use rustix::process::{Pid, PidfdFlags, getpid, pidfd_open, test_kill_process};
 use rustix::thread::futex;
+use std::sync::Mutex;
 
 /// Parks on the wake flag with `futex(FUTEX_WAIT)` and wakes with
 /// `futex(FUTEX_WAKE)`; publishes this process's id and watches the peer's
@@ -25,7 +26,7 @@ use rustix::thread::futex;
 /// use std::time::Instant;
 /// use uring_queue::uring::{Futex, Notifier, WakeFlag};
 ///
-/// let mut futex = Futex::new();
+/// let futex = Futex::new();
 /// assert_eq!(futex.process_id(), std::process::id());
 /// assert!(!futex.has_exited(std::process::id()));
 /// let flag = WakeFlag::new();
@@ -38,8 +39,9 @@ use rustix::thread::futex;
 /// ```
 #[derive(Debug, Default)]
 pub struct Futex {
-    /// The peer's pid and a pidfd for it, opened at the first check.
-    peer: Option<(u32, Option<OwnedFd>)>,
+    /// The peer's pid and a pidfd for it, opened at the first check. Behind
+    /// a mutex: threads sharing a client run liveness checks through `&self`.
+    peer: Mutex<Option<(u32, Option<OwnedFd>)>>,
 }
 
 impl Futex {
@@ -53,7 +55,9 @@ impl Futex {
     /// # let _ = uring_queue::uring::Futex::new();
     /// ```
     pub fn new() -> Self {
-        Self { peer: None }
+        Self {
+            peer: Mutex::new(None),
+        }
     }
 }
 
@@ -64,7 +68,7 @@ fn word(flag: &WakeFlag) -> &core::sync::atomic::AtomicU32 {
 }
 
 impl Notifier for Futex {
-    fn wait(&mut self, flag: &WakeFlag, timeout: Duration) {
+    fn wait(&self, flag: &WakeFlag, timeout: Duration) {
         let ts = futex::Timespec {
             tv_sec: timeout.as_secs().try_into().unwrap_or(i64::MAX),
             tv_nsec: timeout.subsec_nanos().into(),
@@ -84,19 +88,21 @@ impl Notifier for Futex {
         getpid().as_raw_nonzero().get() as u32
     }
 
-    fn has_exited(&mut self, pid: u32) -> bool {
+    fn has_exited(&self, pid: u32) -> bool {
         let Some(raw) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
             return false;
         };
-        if self.peer.as_ref().is_none_or(|(p, _)| *p != pid) {
+        // A poisoned cache is still a valid cache: it only holds an fd.
+        let mut peer = self.peer.lock().unwrap_or_else(|e| e.into_inner());
+        if peer.as_ref().is_none_or(|(p, _)| *p != pid) {
             match pidfd_open(raw, PidfdFlags::empty()) {
-                Ok(fd) => self.peer = Some((pid, Some(fd))),
+                Ok(fd) => *peer = Some((pid, Some(fd))),
                 Err(Errno::SRCH) => return true,
                 // No pidfds here (old kernel, seccomp): fall back to kill(0).
-                Err(_) => self.peer = Some((pid, None)),
+                Err(_) => *peer = Some((pid, None)),
             }
         }
-        match &self.peer {
+        match &*peer {
             Some((_, Some(fd))) => {
                 let mut fds = [PollFd::new(fd, PollFlags::IN)];
                 let zero = rustix::event::Timespec {

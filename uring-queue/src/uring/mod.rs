@@ -16,6 +16,11 @@
 //!   flag and parks through a [`Notifier`] (`Futex` on Linux, with `std`); the peer
 //!   wakes it only when the flag is armed, so the busy path makes no system
 //!   call.
+//! - **Sharing.** The [`Client`] is `Sync`: threads and tasks share one,
+//!   and its [`Submit`] futures are `Send`. Its state sits behind a short
+//!   spin lock; one thread at a time parks on the client's wake flag and
+//!   drains, the others park on flags of their own and are woken when their
+//!   reply is routed.
 //! - **Liveness.** Close flags, per-side epochs, heartbeats and the
 //!   notifier's view of processes: a side whose peer closed, exited (even by
 //!   `SIGKILL`) or restarted gets [`Error::PeerGone`] within a park round

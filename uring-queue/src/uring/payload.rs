@@ -30,6 +30,11 @@ impl fmt::Debug for Area<'_> {
 // contract); which thread holds the pointer changes nothing about that. The
 // halves that hold it decide who touches which bytes.
 unsafe impl Send for Area<'_> {}
+// SAFETY: `&Area` hands out only its pointer and length; the bytes are
+// reached through the `unsafe` `bytes`/`bytes_mut`, whose callers prove the
+// span is theirs alone (a `Block` token is unique and not `Clone`), from
+// whichever thread they run on.
+unsafe impl Sync for Area<'_> {}
 
 impl Area<'_> {
     /// No payload area.

@@ -337,7 +337,7 @@ impl<'a, W: Notifier> Server<'a, W> {
             if self.sq.is_empty() {
                 let options = self.options;
                 self.watch
-                    .check(&self.link.client, &mut self.notifier, &options, true);
+                    .check(&self.link.client, &self.notifier, &options, true);
             }
         }
     }

@@ -175,7 +175,7 @@ impl WakeFlag {
 /// #[derive(Default)]
 /// struct Counting(Cell<u32>);
 /// impl Notifier for Counting {
-///     fn wait(&mut self, _flag: &WakeFlag, _timeout: Duration) {}
+///     fn wait(&self, _flag: &WakeFlag, _timeout: Duration) {}
 ///     fn wake(&self, _flag: &WakeFlag) {
 ///         self.0.set(self.0.get() + 1);
 ///     }
@@ -186,13 +186,14 @@ impl WakeFlag {
 /// flag.arm();
 /// flag.notify(&n);
 /// assert_eq!(n.0.get(), 1);
-/// let mut n = n;
 /// assert!(!n.has_exited(1)); // no view of processes by default
 /// ```
 pub trait Notifier {
     /// Parks the caller while `flag` is armed, for at most `timeout`. May
-    /// return early (spuriously); callers re-check.
-    fn wait(&mut self, flag: &WakeFlag, timeout: Duration);
+    /// return early (spuriously); callers re-check. Takes `&self`: threads
+    /// sharing one [`Client`](super::Client) park at once, each on its own
+    /// flag.
+    fn wait(&self, flag: &WakeFlag, timeout: Duration);
 
     /// Wakes the side parked on `flag` (which the caller has just cleared).
     fn wake(&self, flag: &WakeFlag);
@@ -205,7 +206,7 @@ pub trait Notifier {
 
     /// Whether process `pid` (a peer's published id, never 0) is known to
     /// have exited. `false` when unknown.
-    fn has_exited(&mut self, pid: u32) -> bool {
+    fn has_exited(&self, pid: u32) -> bool {
         let _ = pid;
         false
     }
@@ -230,7 +231,7 @@ pub trait Notifier {
 pub struct Spin;
 
 impl Notifier for Spin {
-    fn wait(&mut self, _flag: &WakeFlag, _timeout: Duration) {
+    fn wait(&self, _flag: &WakeFlag, _timeout: Duration) {
         super::sync::spin_loop();
     }
 
@@ -393,7 +394,7 @@ impl Link {
 }
 
 /// One side's view of its peer's liveness words.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct Watch {
     epoch: u32,
     beat: u32,
@@ -420,7 +421,7 @@ impl Watch {
     pub(crate) fn check<W: Notifier + ?Sized>(
         &mut self,
         peer: &SideLine,
-        notifier: &mut W,
+        notifier: &W,
         options: &Options,
         parked: bool,
     ) -> bool {
