@@ -89,8 +89,11 @@ fn check<const N: usize>(client: &Client<'_, N, Futex>, seq: u64, len: usize, re
 }
 
 /// Serves until the client closes; returns how many requests it answered.
+/// Without a park timeout, so a close that failed to wake the server hangs
+/// the test instead of being noticed a timeout later.
 fn serve(server: uring_queue::uring::Server<'_, Futex>) -> u64 {
     let mut server = server;
+    server.set_options(NO_TIMEOUT);
     let mut served = 0;
     loop {
         match server.handle(echo) {

@@ -3,7 +3,7 @@
 
 use super::entry::{Cqe, Sqe};
 use super::payload::{Allocator, Area, Block, Owner, Span};
-use super::sync::SpinLock;
+use super::sync::{Ordering, SpinLock};
 use super::wake::{Link, Notifier, Options, WakeFlag, Watch};
 use super::{Error, Rejected};
 use crate::{Consumer, Producer};
@@ -1154,7 +1154,10 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
             let inner = self.inner.lock();
             inner.cq.is_empty() && inner.waits(target)
         };
-        if sleep {
+        // A server that closed before the flag went up did not wake us: the
+        // round then skips the wait and goes straight to the liveness check
+        // (the fence in `arm` orders this load after the flag).
+        if sleep && self.link.server.closed.load(Ordering::Relaxed) == 0 {
             own.beat();
             self.notifier.wait(&own.wake, options.park_timeout);
         }

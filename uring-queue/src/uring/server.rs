@@ -331,6 +331,18 @@ impl<'a, W: Notifier> Server<'a, W> {
                 own.wake.disarm();
                 continue;
             }
+            // The client's close, like its pushes, comes before its wake-up:
+            // one that closed before the flag went up did not wake us, so
+            // look now (the fence in `arm` orders this load after the flag)
+            // instead of sleeping out a park timeout.
+            let options = self.options;
+            if !self
+                .watch
+                .check(&self.link.client, &self.notifier, &options, false)
+            {
+                own.wake.disarm();
+                continue;
+            }
             own.beat();
             self.notifier.wait(&own.wake, self.options.park_timeout);
             own.wake.disarm();
