@@ -374,14 +374,14 @@ fn overlapping_blocks_are_refused() {
     let base = core::ptr::NonNull::new(buf.as_mut_ptr().cast::<u8>()).unwrap();
     let sq_len = uring_queue::SharedRing::<Sqe>::required_size(4).unwrap();
     // SAFETY: `buf` outlives both views and is not otherwise used meanwhile.
-    // The submission ring sits at offset 384 of the region (see
+    // The submission ring sits at offset 640 of the region (see
     // docs/uring-queue.md); the second view builds one producer on it,
     // standing in for a hostile client, and the region's own producer
     // (`_client`) is never used.
     let (whole, sq_view) = unsafe {
         (
             Region::from_raw_parts(base, len),
-            Region::from_raw_parts(base.add(384), sq_len),
+            Region::from_raw_parts(base.add(640), sq_len),
         )
     };
     let (_client, mut server) = Uring::init(whole, config)

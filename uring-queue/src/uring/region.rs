@@ -4,9 +4,9 @@
 //! | offset | size | what |
 //! |---|---|---|
 //! | 0 | 64 | header: magic `"URQU"`, version, state, offsets and sizes of the parts |
-//! | 128 | 128 | client line: wake flag, closed, heartbeat, epoch, pid |
-//! | 256 | 128 | server line: the same words |
-//! | 384 | `sq_size` | submission ring (a [`SharedRing`] of [`Sqe`], with its own header) |
+//! | 128 | 256 | client lines: wake flag, closed, epoch, pid; heartbeat on a line of its own |
+//! | 384 | 256 | server lines: the same words |
+//! | 640 | `sq_size` | submission ring (a [`SharedRing`] of [`Sqe`], with its own header) |
 //! | next multiple of 128 | `cq_size` | completion ring ([`SharedRing`] of [`Cqe`]) |
 //! | next multiple of 4096 | `payload_size` | payload area |
 
@@ -36,9 +36,9 @@ pub const URING_MAGIC: u32 = u32::from_ne_bytes(*b"URQU");
 /// # Examples
 ///
 /// ```
-/// assert_eq!(uring_queue::uring::URING_VERSION, 1);
+/// assert_eq!(uring_queue::uring::URING_VERSION, 2);
 /// ```
-pub const URING_VERSION: u32 = 1;
+pub const URING_VERSION: u32 = 2;
 
 /// Alignment a connection region's start needs (a page-aligned mapping has
 /// it).
@@ -62,7 +62,7 @@ pub const URING_ALIGN: usize = 128;
 const STATE_INITIALISING: u32 = 1;
 const STATE_READY: u32 = 2;
 const LINK_OFFSET: usize = 128;
-const RINGS_OFFSET: usize = 384;
+const RINGS_OFFSET: usize = 640;
 const PAYLOAD_ALIGN: usize = 4096;
 
 #[repr(C)]
@@ -80,7 +80,7 @@ struct Header {
 }
 
 const _: () = assert!(size_of::<Header>() == 64);
-const _: () = assert!(size_of::<Link>() == 256 && align_of::<Link>() <= URING_ALIGN);
+const _: () = assert!(size_of::<Link>() == 512 && align_of::<Link>() <= URING_ALIGN);
 const _: () = assert!(LINK_OFFSET + size_of::<Link>() == RINGS_OFFSET);
 
 /// The sizes of a connection.

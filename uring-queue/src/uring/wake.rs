@@ -275,29 +275,37 @@ impl Default for Options {
     }
 }
 
-/// The words one side owns in shared memory, on a line of their own.
+/// The words one side owns in shared memory, on lines of their own.
+///
+/// The heartbeat, stored on every request, has a line to itself: the peer
+/// reads the wake flag on every push it makes, and a heartbeat beside it
+/// would take that line away from the peer's cache at every beat.
 #[repr(C, align(128))]
 pub(crate) struct SideLine {
     /// Futex word: armed while this side parks.
     pub(crate) wake: WakeFlag,
     /// 1 once this side closed (dropped) its end.
     pub(crate) closed: AtomicU32,
-    /// Bumped as this side parks and works.
-    pub(crate) heartbeat: AtomicU32,
     /// Bumped each time a new instance attaches as this side.
     pub(crate) epoch: AtomicU32,
     /// The attached process's id, 0 if unknown.
     pub(crate) pid: AtomicU32,
+    /// Bumped as this side parks and works.
+    pub(crate) heartbeat: Beat,
 }
+
+/// A heartbeat word on its own 128-byte line.
+#[repr(C, align(128))]
+pub(crate) struct Beat(pub(crate) AtomicU32);
 
 impl SideLine {
     fn new() -> Self {
         Self {
             wake: WakeFlag::new(),
             closed: AtomicU32::new(0),
-            heartbeat: AtomicU32::new(0),
             epoch: AtomicU32::new(0),
             pid: AtomicU32::new(0),
+            heartbeat: Beat(AtomicU32::new(0)),
         }
     }
 
@@ -307,9 +315,9 @@ impl SideLine {
         for word in [
             &self.wake.0,
             &self.closed,
-            &self.heartbeat,
             &self.epoch,
             &self.pid,
+            &self.heartbeat.0,
         ] {
             word.store(0, Ordering::Relaxed);
         }
@@ -329,8 +337,8 @@ impl SideLine {
     }
 
     pub(crate) fn beat(&self) {
-        let beat = self.heartbeat.load(Ordering::Relaxed).wrapping_add(1);
-        self.heartbeat.store(beat, Ordering::Relaxed);
+        let beat = self.heartbeat.0.load(Ordering::Relaxed).wrapping_add(1);
+        self.heartbeat.0.store(beat, Ordering::Relaxed);
     }
 
     pub(crate) fn close(&self) {
@@ -351,8 +359,9 @@ impl SideLine {
 /// use uring_queue::uring::Link;
 ///
 /// let link = Link::new();
-/// // Two lines of 128 bytes: neither side's stores touch the other's line.
-/// assert_eq!(core::mem::size_of::<Link>(), 256);
+/// // Two lines of 128 bytes a side (the heartbeat on its own): neither
+/// // side's stores touch the other's lines.
+/// assert_eq!(core::mem::size_of::<Link>(), 512);
 /// # let _ = link;
 /// ```
 #[repr(C)]
@@ -406,7 +415,7 @@ impl Watch {
     pub(crate) fn new(peer: &SideLine) -> Self {
         Self {
             epoch: peer.epoch.load(Ordering::Acquire),
-            beat: peer.heartbeat.load(Ordering::Relaxed),
+            beat: peer.heartbeat.0.load(Ordering::Relaxed),
             silent_rounds: 0,
             gone: false,
         }
@@ -439,7 +448,7 @@ impl Watch {
             let pid = peer.pid.load(Ordering::Relaxed);
             pid != 0 && self.epoch != 0 && notifier.has_exited(pid)
         };
-        let beat = peer.heartbeat.load(Ordering::Relaxed);
+        let beat = peer.heartbeat.0.load(Ordering::Relaxed);
         if beat != self.beat {
             self.beat = beat;
             self.silent_rounds = 0;
