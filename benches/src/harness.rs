@@ -72,6 +72,17 @@ impl Row {
 }
 
 impl Row {
+    /// A row from its four fields, for tests.
+    #[cfg(test)]
+    pub(crate) fn new(suite: &str, name: &str, value: f64, unit: &str) -> Row {
+        Row {
+            suite: suite.to_owned(),
+            name: name.to_owned(),
+            value,
+            unit: unit.to_owned(),
+        }
+    }
+
     /// The name as `(test, variant, metric)`. Variant and metric are the
     /// last two dot-separated parts; the test is the rest, so a test name
     /// may itself contain dots (`4KiB.inflight64`).

@@ -558,15 +558,6 @@ pub fn link(report: &Path, dir: &Path, file: &str) -> String {
 mod tests {
     use super::*;
 
-    fn row(suite: &str, name: &str, value: f64, unit: &str) -> Row {
-        Row {
-            suite: suite.into(),
-            name: name.into(),
-            value,
-            unit: unit.into(),
-        }
-    }
-
     #[test]
     fn sizes_parse_in_binary_units() {
         assert_eq!(parse_size("4B"), Some(4.0));
@@ -582,13 +573,13 @@ mod tests {
     #[test]
     fn ipc_series_come_from_median_rows_sorted_by_size() {
         let rows = [
-            row("ipc", "4MiB.unix.median", 900.0, "us"),
-            row("ipc", "4B.unix.median", 9.0, "us"),
-            row("ipc", "4B.unix.t_vs_unix", 1.0, "x"),
-            row("ipc", "4B.uring.median", 0.5, "us"),
-            row("ipc", "latency.uring.median", 1.0, "us"),
-            row("ipc", "4B.inflight64.uring.median", 0.1, "us"),
-            row("spsc", "4B.rtrb.median", 1.0, "us"),
+            Row::new("ipc", "4MiB.unix.median", 900.0, "us"),
+            Row::new("ipc", "4B.unix.median", 9.0, "us"),
+            Row::new("ipc", "4B.unix.t_vs_unix", 1.0, "x"),
+            Row::new("ipc", "4B.uring.median", 0.5, "us"),
+            Row::new("ipc", "latency.uring.median", 1.0, "us"),
+            Row::new("ipc", "4B.inflight64.uring.median", 0.1, "us"),
+            Row::new("spsc", "4B.rtrb.median", 1.0, "us"),
         ];
         let s = ipc_series(&rows);
         assert_eq!(s.len(), 2);
@@ -601,13 +592,13 @@ mod tests {
     #[test]
     fn batch_series_read_pieces_per_call_from_variant_names() {
         let rows = [
-            row("batch", "syscall.raw64.median", 7.7, "Mpieces/s"),
-            row("batch", "syscall.single.median", 2.5, "Mpieces/s"),
-            row("batch", "syscall.raw16.median", 6.4, "Mpieces/s"),
-            row("batch", "syscall.crate64.median", 7.3, "Mpieces/s"),
-            row("batch", "syscall.crate_structs.median", 22.0, "Mpieces/s"),
-            row("batch", "seed.bare.median", 875.0, "Mcalls/s"),
-            row("batch", "seed.auto_reader_x8.median", 300.0, "Mcalls/s"),
+            Row::new("batch", "syscall.raw64.median", 7.7, "Mpieces/s"),
+            Row::new("batch", "syscall.single.median", 2.5, "Mpieces/s"),
+            Row::new("batch", "syscall.raw16.median", 6.4, "Mpieces/s"),
+            Row::new("batch", "syscall.crate64.median", 7.3, "Mpieces/s"),
+            Row::new("batch", "syscall.crate_structs.median", 22.0, "Mpieces/s"),
+            Row::new("batch", "seed.bare.median", 875.0, "Mcalls/s"),
+            Row::new("batch", "seed.auto_reader_x8.median", 300.0, "Mcalls/s"),
         ];
         let (s, unit) = batch_series(&rows);
         assert_eq!(unit, "Mpieces/s");
@@ -642,11 +633,11 @@ mod tests {
     fn charts_are_drawn_from_rows_and_skipped_without_them() {
         let dir = std::env::temp_dir().join(format!("compare-plot-{}", std::process::id()));
         let mut rows = vec![
-            row("pool", "single.buffer_pool.median", 600.0, "us"),
-            row("pool", "single.buffer_sv2.median", 2100.0, "us"),
-            row("spsc", "elementwise.rtrb.median", 400.0, "Mops/s"),
-            row("spsc", "roundtrip.rtrb.ns_per_round_trip", 400.0, "ns"),
-            row(
+            Row::new("pool", "single.buffer_pool.median", 600.0, "us"),
+            Row::new("pool", "single.buffer_sv2.median", 2100.0, "us"),
+            Row::new("spsc", "elementwise.rtrb.median", 400.0, "Mops/s"),
+            Row::new("spsc", "roundtrip.rtrb.ns_per_round_trip", 400.0, "ns"),
+            Row::new(
                 "spsc",
                 "roundtrip.sync_channel.ns_per_round_trip",
                 55000.0,
@@ -656,8 +647,8 @@ mod tests {
         let charts = write_all(&dir, &rows).unwrap();
         let files: Vec<&str> = charts.iter().map(|c| c.file.as_str()).collect();
         assert_eq!(files, ["pool.svg", "spsc.svg"]);
-        rows.push(row("ipc", "4B.uring.median", 0.4, "us"));
-        rows.push(row("ipc", "4MiB.uring.median", 700.0, "us"));
+        rows.push(Row::new("ipc", "4B.uring.median", 0.4, "us"));
+        rows.push(Row::new("ipc", "4MiB.uring.median", 700.0, "us"));
         let charts = write_all(&dir, &rows).unwrap();
         assert!(charts.iter().any(|c| c.file == "ipc.svg"));
         let svg = std::fs::read_to_string(dir.join("ipc.svg")).unwrap();
