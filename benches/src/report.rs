@@ -6,7 +6,7 @@
 //! `<test>.<anchor>.t_vs_<anchor>` (or `rate_vs_`), and each variant's ratio
 //! to it is its `t_vs_<anchor>` / `rate_vs_<anchor>` row.
 
-use crate::harness::Row;
+use crate::harness::{Row, num};
 use crate::targets::{self, Outcome, Status};
 use std::fmt::Write as _;
 
@@ -88,19 +88,6 @@ pub fn tables(suite: &str, rows: &[Row]) -> Vec<Table> {
         }
     }
     out
-}
-
-/// A figure with about four significant digits, as the rows print them.
-pub fn num(v: f64) -> String {
-    if v == 0.0 || !v.is_finite() {
-        format!("{v}")
-    } else if v.abs() >= 100.0 {
-        format!("{v:.1}")
-    } else if v.abs() >= 1.0 {
-        format!("{v:.3}")
-    } else {
-        format!("{v:.4}")
-    }
 }
 
 fn ratio_header(ratio: &Option<String>) -> String {
