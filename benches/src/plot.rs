@@ -170,14 +170,44 @@ fn draw_bars<'a, Y: Ranged<ValueType = f64>>(
             .label(variant.as_str())
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], c.filled()));
     }
+    legend_box(chart, SeriesLabelPosition::UpperRight)
+}
+
+/// The legend of every chart: a white box with a grey border at `pos`.
+fn legend_box<'a, X: Ranged, Y: Ranged>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
+    pos: SeriesLabelPosition,
+) -> Res<()> {
     chart
         .configure_series_labels()
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK.mix(0.5))
         .label_font((FONT, 13))
-        .position(SeriesLabelPosition::UpperRight)
+        .position(pos)
         .draw()?;
     Ok(())
+}
+
+/// One line per series with a dot of `radius` at each point, a legend entry
+/// per series, and the legend in the upper left.
+fn draw_lines<'a, X, Y>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
+    series: &Series,
+    radius: i32,
+) -> Res<()>
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    for (i, (name, pts)) in series.iter().enumerate() {
+        let c = colour(i);
+        chart
+            .draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2)))?
+            .label(name.as_str())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2)));
+        chart.draw_series(pts.iter().map(|&p| Circle::new(p, radius, c.filled())))?;
+    }
+    legend_box(chart, SeriesLabelPosition::UpperLeft)
 }
 
 /// Grouped bars: one group per test, one bar (and legend entry) per variant.
@@ -336,6 +366,17 @@ fn push_point(series: &mut Series, name: &str, p: (f64, f64)) {
     }
 }
 
+/// Every series' x values, sorted, each once: the x axis' key points.
+fn xs(series: &Series) -> Vec<f64> {
+    let mut x: Vec<f64> = series
+        .iter()
+        .flat_map(|(_, v)| v.iter().map(|p| p.0))
+        .collect();
+    x.sort_by(f64::total_cmp);
+    x.dedup();
+    x
+}
+
 /// The `ipc <size>.<variant>.median` rows as one series per variant.
 pub fn ipc_series(rows: &[Row]) -> Series {
     let mut s = Series::new();
@@ -359,15 +400,7 @@ fn ipc(path: &Path, rows: &[Row]) -> Res<bool> {
     if series.is_empty() {
         return Ok(false);
     }
-    let xs: Vec<f64> = {
-        let mut x: Vec<f64> = series
-            .iter()
-            .flat_map(|(_, v)| v.iter().map(|p| p.0))
-            .collect();
-        x.sort_by(f64::total_cmp);
-        x.dedup();
-        x
-    };
+    let xs = xs(&series);
     let ys = series.iter().flat_map(|(_, v)| v.iter().map(|p| p.1));
     let (ymin, ymax) = ys.fold((f64::INFINITY, 0.0_f64), |(a, b), y| (a.min(y), b.max(y)));
     let lo = 10f64.powf((ymin * 0.9).log10().floor());
@@ -397,21 +430,7 @@ fn ipc(path: &Path, rows: &[Row]) -> Res<bool> {
         .y_desc("median round trip (us)")
         .label_style((FONT, 14))
         .draw()?;
-    for (i, (name, pts)) in series.iter().enumerate() {
-        let c = colour(i);
-        chart
-            .draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2)))?
-            .label(name.as_str())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2)));
-        chart.draw_series(pts.iter().map(|&p| Circle::new(p, 4, c.filled())))?;
-    }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.5))
-        .label_font((FONT, 13))
-        .position(SeriesLabelPosition::UpperLeft)
-        .draw()?;
+    draw_lines(&mut chart, &series, 4)?;
     root.present()?;
     Ok(true)
 }
@@ -460,12 +479,7 @@ fn batch(path: &Path, rows: &[Row]) -> Res<bool> {
     if series.is_empty() {
         return Ok(false);
     }
-    let mut xs: Vec<f64> = series
-        .iter()
-        .flat_map(|(_, v)| v.iter().map(|p| p.0))
-        .collect();
-    xs.sort_by(f64::total_cmp);
-    xs.dedup();
+    let xs = xs(&series);
     let ymax = series
         .iter()
         .flat_map(|(_, v)| v.iter().map(|p| p.1))
@@ -499,21 +513,7 @@ fn batch(path: &Path, rows: &[Row]) -> Res<bool> {
         })
         .label_style((FONT, 14))
         .draw()?;
-    for (i, (name, pts)) in series.iter().enumerate() {
-        let c = colour(i);
-        chart
-            .draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2)))?
-            .label(name.as_str())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2)));
-        chart.draw_series(pts.iter().map(|&p| Circle::new(p, 5, c.filled())))?;
-    }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.5))
-        .label_font((FONT, 13))
-        .position(SeriesLabelPosition::UpperLeft)
-        .draw()?;
+    draw_lines(&mut chart, &series, 5)?;
     root.present()?;
     Ok(true)
 }
