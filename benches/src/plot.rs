@@ -188,6 +188,17 @@ fn legend_box<'a, X: Ranged, Y: Ranged>(
     Ok(())
 }
 
+/// The frame of a line chart on `root`: its caption and axis label areas.
+fn line_chart<'a, 'b>(root: &'a Area<'b>, caption: &str) -> ChartBuilder<'a, 'b, SVGBackend<'b>> {
+    let mut builder = ChartBuilder::on(root);
+    builder
+        .caption(caption, (FONT, 20))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(70);
+    builder
+}
+
 /// One line per series with a dot of `radius` at each point, a legend entry
 /// per series, and the legend in the upper left.
 fn draw_lines<'a, X, Y>(
@@ -407,20 +418,16 @@ fn ipc(path: &Path, rows: &[Row]) -> Res<bool> {
     let hi = 10f64.powf(ymax.log10().ceil());
     let root = SVGBackend::new(path, SIZE).into_drawing_area();
     root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            "ipc: round trip, one request in flight (log-log, lower is faster)",
-            (FONT, 20),
-        )
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(70)
-        .build_cartesian_2d(
-            (xs[0] / 2.0..xs[xs.len() - 1] * 2.0)
-                .log_scale()
-                .with_key_points(xs.clone()),
-            (lo..hi).log_scale(),
-        )?;
+    let mut chart = line_chart(
+        &root,
+        "ipc: round trip, one request in flight (log-log, lower is faster)",
+    )
+    .build_cartesian_2d(
+        (xs[0] / 2.0..xs[xs.len() - 1] * 2.0)
+            .log_scale()
+            .with_key_points(xs.clone()),
+        (lo..hi).log_scale(),
+    )?;
     chart
         .configure_mesh()
         .x_label_formatter(&|x| size_label(*x))
@@ -486,20 +493,16 @@ fn batch(path: &Path, rows: &[Row]) -> Res<bool> {
         .fold(0.0_f64, f64::max);
     let root = SVGBackend::new(path, SIZE).into_drawing_area();
     root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            "batch: another process's memory, pieces per call (higher is faster)",
-            (FONT, 20),
-        )
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(70)
-        .build_cartesian_2d(
-            (xs[0] / 1.5..xs[xs.len() - 1] * 1.5)
-                .log_scale()
-                .with_key_points(xs.clone()),
-            0.0..ymax * 1.15,
-        )?;
+    let mut chart = line_chart(
+        &root,
+        "batch: another process's memory, pieces per call (higher is faster)",
+    )
+    .build_cartesian_2d(
+        (xs[0] / 1.5..xs[xs.len() - 1] * 1.5)
+            .log_scale()
+            .with_key_points(xs.clone()),
+        0.0..ymax * 1.15,
+    )?;
     chart
         .configure_mesh()
         .x_label_formatter(&|x| format!("{x:.0}"))
