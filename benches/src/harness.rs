@@ -72,6 +72,17 @@ impl Row {
 }
 
 impl Row {
+    /// A row from its four fields, for tests.
+    #[cfg(test)]
+    pub(crate) fn new(suite: &str, name: &str, value: f64, unit: &str) -> Row {
+        Row {
+            suite: suite.to_owned(),
+            name: name.to_owned(),
+            value,
+            unit: unit.to_owned(),
+        }
+    }
+
     /// The name as `(test, variant, metric)`. Variant and metric are the
     /// last two dot-separated parts; the test is the rest, so a test name
     /// may itself contain dots (`4KiB.inflight64`).
@@ -89,7 +100,7 @@ static ROWS: Mutex<Vec<Row>> = Mutex::new(Vec::new());
 /// keeps it for the summary. The kept value is the printed one, so a summary
 /// built from a saved stdout and one built in the run agree.
 pub fn row(suite: &str, name: &str, value: f64, unit: &str) {
-    let text = fmt_value(value);
+    let text = num(value);
     println!("{suite} {name} {text} {unit}");
     let kept = Row {
         suite: suite.to_owned(),
@@ -141,7 +152,9 @@ impl Progress {
     }
 }
 
-fn fmt_value(v: f64) -> String {
+/// A figure with about four significant digits, as a row prints it (and as
+/// the summary and the report quote it).
+pub fn num(v: f64) -> String {
     if v == 0.0 || !v.is_finite() {
         format!("{v}")
     } else if v.abs() >= 100.0 {
@@ -221,15 +234,7 @@ impl<'a> Compare<'a> {
         }
         progress.finish(self.suite, &self.test, rounds, n);
         let ratios = (0..n)
-            .map(|i| {
-                median_f64(
-                    (0..rounds)
-                        .map(|r| {
-                            times[i][r].as_secs_f64() / times[anchor][r].as_secs_f64().max(1e-12)
-                        })
-                        .collect(),
-                )
-            })
+            .map(|i| paired_median(&times[i], &times[anchor]))
             .collect();
         let medians = times.into_iter().map(median_duration).collect();
         Results {
@@ -341,6 +346,17 @@ impl Results {
     }
 }
 
+/// Median over rounds of `a[r] / b[r]`: the ratio of two variants sampled
+/// in the same rounds.
+pub fn paired_median(a: &[Duration], b: &[Duration]) -> f64 {
+    median_f64(
+        a.iter()
+            .zip(b)
+            .map(|(a, b)| a.as_secs_f64() / b.as_secs_f64().max(1e-12))
+            .collect(),
+    )
+}
+
 fn median_f64(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     let n = v.len();
@@ -402,8 +418,8 @@ mod tests {
         assert_eq!(Row::parse("spsc a 1.0 x extra"), None);
         assert_eq!(Row::parse("spsc a one x"), None);
         assert_eq!(
-            fmt_value(123.456).parse::<f64>().unwrap(),
-            Row::parse(&format!("s n {} us", fmt_value(123.456)))
+            num(123.456).parse::<f64>().unwrap(),
+            Row::parse(&format!("s n {} us", num(123.456)))
                 .unwrap()
                 .value
         );

@@ -170,14 +170,55 @@ fn draw_bars<'a, Y: Ranged<ValueType = f64>>(
             .label(variant.as_str())
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], c.filled()));
     }
+    legend_box(chart, SeriesLabelPosition::UpperRight)
+}
+
+/// The legend of every chart: a white box with a grey border at `pos`.
+fn legend_box<'a, X: Ranged, Y: Ranged>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
+    pos: SeriesLabelPosition,
+) -> Res<()> {
     chart
         .configure_series_labels()
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK.mix(0.5))
         .label_font((FONT, 13))
-        .position(SeriesLabelPosition::UpperRight)
+        .position(pos)
         .draw()?;
     Ok(())
+}
+
+/// The frame of a line chart on `root`: its caption and axis label areas.
+fn line_chart<'a, 'b>(root: &'a Area<'b>, caption: &str) -> ChartBuilder<'a, 'b, SVGBackend<'b>> {
+    let mut builder = ChartBuilder::on(root);
+    builder
+        .caption(caption, (FONT, 20))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(70);
+    builder
+}
+
+/// One line per series with a dot of `radius` at each point, a legend entry
+/// per series, and the legend in the upper left.
+fn draw_lines<'a, X, Y>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
+    series: &Series,
+    radius: i32,
+) -> Res<()>
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    for (i, (name, pts)) in series.iter().enumerate() {
+        let c = colour(i);
+        chart
+            .draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2)))?
+            .label(name.as_str())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2)));
+        chart.draw_series(pts.iter().map(|&p| Circle::new(p, radius, c.filled())))?;
+    }
+    legend_box(chart, SeriesLabelPosition::UpperLeft)
 }
 
 /// Grouped bars: one group per test, one bar (and legend entry) per variant.
@@ -336,6 +377,17 @@ fn push_point(series: &mut Series, name: &str, p: (f64, f64)) {
     }
 }
 
+/// Every series' x values, sorted, each once: the x axis' key points.
+fn xs(series: &Series) -> Vec<f64> {
+    let mut x: Vec<f64> = series
+        .iter()
+        .flat_map(|(_, v)| v.iter().map(|p| p.0))
+        .collect();
+    x.sort_by(f64::total_cmp);
+    x.dedup();
+    x
+}
+
 /// The `ipc <size>.<variant>.median` rows as one series per variant.
 pub fn ipc_series(rows: &[Row]) -> Series {
     let mut s = Series::new();
@@ -359,35 +411,23 @@ fn ipc(path: &Path, rows: &[Row]) -> Res<bool> {
     if series.is_empty() {
         return Ok(false);
     }
-    let xs: Vec<f64> = {
-        let mut x: Vec<f64> = series
-            .iter()
-            .flat_map(|(_, v)| v.iter().map(|p| p.0))
-            .collect();
-        x.sort_by(f64::total_cmp);
-        x.dedup();
-        x
-    };
+    let xs = xs(&series);
     let ys = series.iter().flat_map(|(_, v)| v.iter().map(|p| p.1));
     let (ymin, ymax) = ys.fold((f64::INFINITY, 0.0_f64), |(a, b), y| (a.min(y), b.max(y)));
     let lo = 10f64.powf((ymin * 0.9).log10().floor());
     let hi = 10f64.powf(ymax.log10().ceil());
     let root = SVGBackend::new(path, SIZE).into_drawing_area();
     root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            "ipc: round trip, one request in flight (log-log, lower is faster)",
-            (FONT, 20),
-        )
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(70)
-        .build_cartesian_2d(
-            (xs[0] / 2.0..xs[xs.len() - 1] * 2.0)
-                .log_scale()
-                .with_key_points(xs.clone()),
-            (lo..hi).log_scale(),
-        )?;
+    let mut chart = line_chart(
+        &root,
+        "ipc: round trip, one request in flight (log-log, lower is faster)",
+    )
+    .build_cartesian_2d(
+        (xs[0] / 2.0..xs[xs.len() - 1] * 2.0)
+            .log_scale()
+            .with_key_points(xs.clone()),
+        (lo..hi).log_scale(),
+    )?;
     chart
         .configure_mesh()
         .x_label_formatter(&|x| size_label(*x))
@@ -397,21 +437,7 @@ fn ipc(path: &Path, rows: &[Row]) -> Res<bool> {
         .y_desc("median round trip (us)")
         .label_style((FONT, 14))
         .draw()?;
-    for (i, (name, pts)) in series.iter().enumerate() {
-        let c = colour(i);
-        chart
-            .draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2)))?
-            .label(name.as_str())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2)));
-        chart.draw_series(pts.iter().map(|&p| Circle::new(p, 4, c.filled())))?;
-    }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.5))
-        .label_font((FONT, 13))
-        .position(SeriesLabelPosition::UpperLeft)
-        .draw()?;
+    draw_lines(&mut chart, &series, 4)?;
     root.present()?;
     Ok(true)
 }
@@ -460,32 +486,23 @@ fn batch(path: &Path, rows: &[Row]) -> Res<bool> {
     if series.is_empty() {
         return Ok(false);
     }
-    let mut xs: Vec<f64> = series
-        .iter()
-        .flat_map(|(_, v)| v.iter().map(|p| p.0))
-        .collect();
-    xs.sort_by(f64::total_cmp);
-    xs.dedup();
+    let xs = xs(&series);
     let ymax = series
         .iter()
         .flat_map(|(_, v)| v.iter().map(|p| p.1))
         .fold(0.0_f64, f64::max);
     let root = SVGBackend::new(path, SIZE).into_drawing_area();
     root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            "batch: another process's memory, pieces per call (higher is faster)",
-            (FONT, 20),
-        )
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(70)
-        .build_cartesian_2d(
-            (xs[0] / 1.5..xs[xs.len() - 1] * 1.5)
-                .log_scale()
-                .with_key_points(xs.clone()),
-            0.0..ymax * 1.15,
-        )?;
+    let mut chart = line_chart(
+        &root,
+        "batch: another process's memory, pieces per call (higher is faster)",
+    )
+    .build_cartesian_2d(
+        (xs[0] / 1.5..xs[xs.len() - 1] * 1.5)
+            .log_scale()
+            .with_key_points(xs.clone()),
+        0.0..ymax * 1.15,
+    )?;
     chart
         .configure_mesh()
         .x_label_formatter(&|x| format!("{x:.0}"))
@@ -499,21 +516,7 @@ fn batch(path: &Path, rows: &[Row]) -> Res<bool> {
         })
         .label_style((FONT, 14))
         .draw()?;
-    for (i, (name, pts)) in series.iter().enumerate() {
-        let c = colour(i);
-        chart
-            .draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2)))?
-            .label(name.as_str())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2)));
-        chart.draw_series(pts.iter().map(|&p| Circle::new(p, 5, c.filled())))?;
-    }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.5))
-        .label_font((FONT, 13))
-        .position(SeriesLabelPosition::UpperLeft)
-        .draw()?;
+    draw_lines(&mut chart, &series, 5)?;
     root.present()?;
     Ok(true)
 }
@@ -558,15 +561,6 @@ pub fn link(report: &Path, dir: &Path, file: &str) -> String {
 mod tests {
     use super::*;
 
-    fn row(suite: &str, name: &str, value: f64, unit: &str) -> Row {
-        Row {
-            suite: suite.into(),
-            name: name.into(),
-            value,
-            unit: unit.into(),
-        }
-    }
-
     #[test]
     fn sizes_parse_in_binary_units() {
         assert_eq!(parse_size("4B"), Some(4.0));
@@ -582,13 +576,13 @@ mod tests {
     #[test]
     fn ipc_series_come_from_median_rows_sorted_by_size() {
         let rows = [
-            row("ipc", "4MiB.unix.median", 900.0, "us"),
-            row("ipc", "4B.unix.median", 9.0, "us"),
-            row("ipc", "4B.unix.t_vs_unix", 1.0, "x"),
-            row("ipc", "4B.uring.median", 0.5, "us"),
-            row("ipc", "latency.uring.median", 1.0, "us"),
-            row("ipc", "4B.inflight64.uring.median", 0.1, "us"),
-            row("spsc", "4B.rtrb.median", 1.0, "us"),
+            Row::new("ipc", "4MiB.unix.median", 900.0, "us"),
+            Row::new("ipc", "4B.unix.median", 9.0, "us"),
+            Row::new("ipc", "4B.unix.t_vs_unix", 1.0, "x"),
+            Row::new("ipc", "4B.uring.median", 0.5, "us"),
+            Row::new("ipc", "latency.uring.median", 1.0, "us"),
+            Row::new("ipc", "4B.inflight64.uring.median", 0.1, "us"),
+            Row::new("spsc", "4B.rtrb.median", 1.0, "us"),
         ];
         let s = ipc_series(&rows);
         assert_eq!(s.len(), 2);
@@ -601,13 +595,13 @@ mod tests {
     #[test]
     fn batch_series_read_pieces_per_call_from_variant_names() {
         let rows = [
-            row("batch", "syscall.raw64.median", 7.7, "Mpieces/s"),
-            row("batch", "syscall.single.median", 2.5, "Mpieces/s"),
-            row("batch", "syscall.raw16.median", 6.4, "Mpieces/s"),
-            row("batch", "syscall.crate64.median", 7.3, "Mpieces/s"),
-            row("batch", "syscall.crate_structs.median", 22.0, "Mpieces/s"),
-            row("batch", "seed.bare.median", 875.0, "Mcalls/s"),
-            row("batch", "seed.auto_reader_x8.median", 300.0, "Mcalls/s"),
+            Row::new("batch", "syscall.raw64.median", 7.7, "Mpieces/s"),
+            Row::new("batch", "syscall.single.median", 2.5, "Mpieces/s"),
+            Row::new("batch", "syscall.raw16.median", 6.4, "Mpieces/s"),
+            Row::new("batch", "syscall.crate64.median", 7.3, "Mpieces/s"),
+            Row::new("batch", "syscall.crate_structs.median", 22.0, "Mpieces/s"),
+            Row::new("batch", "seed.bare.median", 875.0, "Mcalls/s"),
+            Row::new("batch", "seed.auto_reader_x8.median", 300.0, "Mcalls/s"),
         ];
         let (s, unit) = batch_series(&rows);
         assert_eq!(unit, "Mpieces/s");
@@ -642,11 +636,11 @@ mod tests {
     fn charts_are_drawn_from_rows_and_skipped_without_them() {
         let dir = std::env::temp_dir().join(format!("compare-plot-{}", std::process::id()));
         let mut rows = vec![
-            row("pool", "single.buffer_pool.median", 600.0, "us"),
-            row("pool", "single.buffer_sv2.median", 2100.0, "us"),
-            row("spsc", "elementwise.rtrb.median", 400.0, "Mops/s"),
-            row("spsc", "roundtrip.rtrb.ns_per_round_trip", 400.0, "ns"),
-            row(
+            Row::new("pool", "single.buffer_pool.median", 600.0, "us"),
+            Row::new("pool", "single.buffer_sv2.median", 2100.0, "us"),
+            Row::new("spsc", "elementwise.rtrb.median", 400.0, "Mops/s"),
+            Row::new("spsc", "roundtrip.rtrb.ns_per_round_trip", 400.0, "ns"),
+            Row::new(
                 "spsc",
                 "roundtrip.sync_channel.ns_per_round_trip",
                 55000.0,
@@ -656,8 +650,8 @@ mod tests {
         let charts = write_all(&dir, &rows).unwrap();
         let files: Vec<&str> = charts.iter().map(|c| c.file.as_str()).collect();
         assert_eq!(files, ["pool.svg", "spsc.svg"]);
-        rows.push(row("ipc", "4B.uring.median", 0.4, "us"));
-        rows.push(row("ipc", "4MiB.uring.median", 700.0, "us"));
+        rows.push(Row::new("ipc", "4B.uring.median", 0.4, "us"));
+        rows.push(Row::new("ipc", "4MiB.uring.median", 700.0, "us"));
         let charts = write_all(&dir, &rows).unwrap();
         assert!(charts.iter().any(|c| c.file == "ipc.svg"));
         let svg = std::fs::read_to_string(dir.join("ipc.svg")).unwrap();

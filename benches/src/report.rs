@@ -6,7 +6,7 @@
 //! `<test>.<anchor>.t_vs_<anchor>` (or `rate_vs_`), and each variant's ratio
 //! to it is its `t_vs_<anchor>` / `rate_vs_<anchor>` row.
 
-use crate::harness::Row;
+use crate::harness::{Row, num};
 use crate::targets::{self, Outcome, Status};
 use std::fmt::Write as _;
 
@@ -88,19 +88,6 @@ pub fn tables(suite: &str, rows: &[Row]) -> Vec<Table> {
         }
     }
     out
-}
-
-/// A figure with about four significant digits, as the rows print them.
-pub fn num(v: f64) -> String {
-    if v == 0.0 || !v.is_finite() {
-        format!("{v}")
-    } else if v.abs() >= 100.0 {
-        format!("{v:.1}")
-    } else if v.abs() >= 1.0 {
-        format!("{v:.3}")
-    } else {
-        format!("{v:.4}")
-    }
 }
 
 fn ratio_header(ratio: &Option<String>) -> String {
@@ -541,26 +528,17 @@ fn utc(secs: u64) -> String {
 mod tests {
     use super::*;
 
-    fn row(suite: &str, name: &str, value: f64, unit: &str) -> Row {
-        Row {
-            suite: suite.into(),
-            name: name.into(),
-            value,
-            unit: unit.into(),
-        }
-    }
-
     fn sample() -> Vec<Row> {
         vec![
-            row("spsc", "batch64.rtrb.median", 521.7, "Mops/s"),
-            row("spsc", "batch64.rtrb.rate_vs_rtrb", 1.0, "x"),
-            row("spsc", "batch64.uring_queue.median", 568.8, "Mops/s"),
-            row("spsc", "batch64.uring_queue.rate_vs_rtrb", 1.127, "x"),
-            row("spsc", "roundtrip.rtrb.median", 816.4, "us"),
-            row("spsc", "roundtrip.rtrb.t_vs_rtrb", 1.0, "x"),
-            row("spsc", "roundtrip.uring_queue.median", 764.0, "us"),
-            row("spsc", "roundtrip.uring_queue.t_vs_rtrb", 0.9213, "x"),
-            row(
+            Row::new("spsc", "batch64.rtrb.median", 521.7, "Mops/s"),
+            Row::new("spsc", "batch64.rtrb.rate_vs_rtrb", 1.0, "x"),
+            Row::new("spsc", "batch64.uring_queue.median", 568.8, "Mops/s"),
+            Row::new("spsc", "batch64.uring_queue.rate_vs_rtrb", 1.127, "x"),
+            Row::new("spsc", "roundtrip.rtrb.median", 816.4, "us"),
+            Row::new("spsc", "roundtrip.rtrb.t_vs_rtrb", 1.0, "x"),
+            Row::new("spsc", "roundtrip.uring_queue.median", 764.0, "us"),
+            Row::new("spsc", "roundtrip.uring_queue.t_vs_rtrb", 0.9213, "x"),
+            Row::new(
                 "spsc",
                 "roundtrip.uring_queue.ns_per_round_trip",
                 382.0,

@@ -318,13 +318,9 @@ fn glob(p: &[u8], s: &[u8]) -> bool {
 mod tests {
     use super::*;
 
+    /// A ratio row.
     fn row(suite: &str, name: &str, value: f64) -> Row {
-        Row {
-            suite: suite.into(),
-            name: name.into(),
-            value,
-            unit: "x".into(),
-        }
+        Row::new(suite, name, value, "x")
     }
 
     fn target(label: &str) -> &'static Target {

@@ -42,7 +42,7 @@ mod unix;
 mod uring;
 mod wire;
 
-use crate::harness::{Compare, Ctx, row};
+use crate::harness::{Compare, Ctx, paired_median, row};
 use std::cell::RefCell;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -221,21 +221,5 @@ fn measure(
             "  {name:<18} {us:>9.3} us {vs_unix:>9.3}x {:>11}",
             vs_floor.map_or(String::new(), |r| format!("{r:.3}x"))
         );
-    }
-}
-
-/// Median over rounds of `a[r] / b[r]`.
-fn paired_median(a: &[Duration], b: &[Duration]) -> f64 {
-    let mut r: Vec<f64> = a
-        .iter()
-        .zip(b)
-        .map(|(a, b)| a.as_secs_f64() / b.as_secs_f64().max(1e-12))
-        .collect();
-    r.sort_by(f64::total_cmp);
-    let n = r.len();
-    if n % 2 == 1 {
-        r[n / 2]
-    } else {
-        (r[n / 2 - 1] + r[n / 2]) / 2.0
     }
 }

@@ -130,6 +130,15 @@ impl Drop for Peer {
 /// the client hangs up.
 pub type Serve = fn(Vec<OwnedFd>) -> Result<(), IpcError>;
 
+/// The one descriptor a role's server inherits: an error saying `what` was
+/// expected unless exactly one came.
+pub fn one_fd(fds: Vec<OwnedFd>, what: &str) -> Result<OwnedFd, IpcError> {
+    let [fd]: [OwnedFd; 1] = fds
+        .try_into()
+        .map_err(|_| IpcError::Transport(format!("expected one {what}")))?;
+    Ok(fd)
+}
+
 /// In the server process, runs the role named in the environment and
 /// returns the exit code; in the parent (no role set), returns `None`.
 pub fn main(roles: &[(&str, Serve)]) -> Option<ExitCode> {

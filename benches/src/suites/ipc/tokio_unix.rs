@@ -5,7 +5,8 @@
 //! (`join!` of the two halves), as an async client would.
 
 use super::Transport;
-use super::peer::Peer;
+use super::peer::{self, Peer};
+use super::unix::READ_BUF;
 use super::wire::{self, HEADER, IpcError, MAX_BODY, Patterns};
 use std::future::{Future, poll_fn};
 use std::os::fd::{AsFd, OwnedFd};
@@ -16,8 +17,6 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::runtime::{Builder, Runtime};
-
-const READ_BUF: usize = 64 << 10;
 
 fn runtime() -> Result<Runtime, IpcError> {
     Ok(Builder::new_current_thread().enable_io().build()?)
@@ -158,9 +157,7 @@ async fn join<A: Future, B: Future>(a: A, b: B) -> (A::Output, B::Output) {
 
 /// The server: answers requests in order until the client hangs up.
 pub fn serve(fds: Vec<OwnedFd>) -> Result<(), IpcError> {
-    let [fd]: [OwnedFd; 1] = fds
-        .try_into()
-        .map_err(|_| IpcError::Transport("expected one socket".into()))?;
+    let fd = peer::one_fd(fds, "socket")?;
     let rt = runtime()?;
     let stream = to_tokio(&rt, std::os::unix::net::UnixStream::from(fd))?;
     rt.block_on(serve_on(stream, &Patterns::new()))

@@ -9,7 +9,7 @@
 //! are not read).
 
 use super::Transport;
-use super::peer::Peer;
+use super::peer::{self, Peer};
 use super::wire::{self, HEADER, IpcError, MAX_BODY, Patterns};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 /// Read buffer of either side: many small messages per `read`, while a
 /// large body bypasses it and goes straight to its destination.
-const READ_BUF: usize = 64 << 10;
+pub(super) const READ_BUF: usize = 64 << 10;
 
 /// The client end, with its server process.
 #[derive(Debug)]
@@ -139,9 +139,7 @@ impl Transport for Client<'_> {
 
 /// The server: answers requests in order until the client hangs up.
 pub fn serve(fds: Vec<OwnedFd>) -> Result<(), IpcError> {
-    let [fd]: [OwnedFd; 1] = fds
-        .try_into()
-        .map_err(|_| IpcError::Transport("expected one socket".into()))?;
+    let fd = peer::one_fd(fds, "socket")?;
     serve_on(UnixStream::from(fd), &Patterns::new())
 }
 

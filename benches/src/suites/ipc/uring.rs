@@ -14,7 +14,7 @@
 //! spin-then-park options and the futex notifier on both sides.
 
 use super::Transport;
-use super::peer::Peer;
+use super::peer::{self, Peer};
 use super::wire::{self, IpcError, MAX_BODY, Patterns};
 use std::future::{Future, poll_fn};
 use std::os::fd::{AsFd, OwnedFd};
@@ -299,9 +299,7 @@ impl<F: Future + Unpin> Batch<F> {
 
 /// The server: answers requests until the client closes its end.
 pub fn serve(fds: Vec<OwnedFd>) -> Result<(), IpcError> {
-    let [fd]: [OwnedFd; 1] = fds
-        .try_into()
-        .map_err(|_| IpcError::Transport("expected one memfd".into()))?;
+    let fd = peer::one_fd(fds, "memfd")?;
     let mut shm = SharedMemory::open(fd).map_err(std::io::Error::from)?;
     populate(&mut shm);
     let mut server = Uring::attach(shm.region())
