@@ -1084,7 +1084,12 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
         let options = {
             let inner = self.inner.lock();
             if let Some(e) = inner.failure() {
-                return if inner.cq.is_empty() { Err(e) } else { Ok(()) };
+                return if inner.cq.is_empty() && inner.waits(target) {
+                    Err(e)
+                } else {
+                    // Another thread routed our completion: take it first.
+                    Ok(())
+                };
             }
             inner.options
         };
@@ -1101,7 +1106,11 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
             let mut inner = self.inner.lock();
             inner.publish_inbound();
             if let Some(e) = inner.failure() {
-                return if inner.cq.is_empty() { Err(e) } else { Ok(()) };
+                return if inner.cq.is_empty() && inner.waits(target) {
+                    Err(e)
+                } else {
+                    Ok(())
+                };
             }
             if !inner.cq.is_empty() || !inner.waits(target) {
                 return Ok(());
@@ -1170,7 +1179,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
         // rounds), and outside the lock: the notifier may make system calls.
         let alive =
             !sleep || ready || watch.check(&self.link.server, &self.notifier, options, true);
-        let (parked, idle, empty) = {
+        let (parked, idle, settled) = {
             let mut inner = self.inner.lock();
             if sleep && !ready {
                 // The driver is the only writer of `watch`.
@@ -1180,7 +1189,9 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
             (
                 inner.parked_slots != 0,
                 inner.idle_mask,
-                inner.cq.is_empty(),
+                // Looked at again under this lock: another thread may have
+                // drained the ring, and routed our completion, since `ready`.
+                inner.cq.is_empty() && inner.waits(target),
             )
         };
         // Hand the role on: every parked thread re-checks, and one drives.
@@ -1192,7 +1203,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
         if idle != 0 {
             self.wake_idle(idle);
         }
-        if alive || !empty {
+        if alive || !settled {
             return Ok(());
         }
         self.wake_all();
