@@ -7,7 +7,11 @@
 extern crate alloc;
 
 use alloc::collections::VecDeque;
+use core::cell::RefCell;
+use core::future::Future;
+use core::pin::pin;
 use core::ptr::NonNull;
+use core::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 use uring_queue::uring::{Client, Config, Error, Link, Options, Request, Server, Spin, Uring};
 use uring_queue::{HeapRing, Region, RegionError};
 
@@ -151,6 +155,88 @@ fn a_credit_back_is_a_free_submission_slot() {
         assert_eq!(client.wait(ticket).unwrap().result, answer(op));
     }
     assert_eq!(server.try_recv(), Ok(None));
+}
+
+/// A waker that runs `hook` (on this thread) when woken.
+///
+/// # Safety
+///
+/// `hook` must outlive every wake through the waker or its clones (dropping
+/// them does nothing), and they must stay on this thread.
+unsafe fn hook_waker(hook: &&dyn Fn()) -> Waker {
+    fn clone(p: *const ()) -> RawWaker {
+        RawWaker::new(p, &VTABLE)
+    }
+    fn wake(p: *const ()) {
+        // SAFETY: `p` is the `&&dyn Fn()` given to `hook_waker`, alive
+        // while wakers are woken (its contract).
+        unsafe { (*p.cast::<&dyn Fn()>())() }
+    }
+    fn drop(_: *const ()) {}
+    static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, wake, wake, drop);
+    let p = core::ptr::from_ref(hook).cast::<()>();
+    // SAFETY: the vtable's functions keep the `RawWaker` contract under the
+    // caller's promise above.
+    unsafe { Waker::from_raw(RawWaker::new(p, &VTABLE)) }
+}
+
+/// The client takes a completion (its credit back) but more are still
+/// queued, so its deferred consumer publishes nothing yet; a task woken by
+/// that completion submits at once, and the server answers at once: the
+/// completion ring must have room, which only the client's release before
+/// its submission push gives.
+#[test]
+fn a_submission_right_after_a_completion_leaves_room_for_its_reply() {
+    let link = Link::new();
+    let (sq_tx, sq_rx) = HeapRing::new(4).unwrap();
+    let (cq_tx, cq_rx) = HeapRing::new_deferred::<2>(2).unwrap();
+    let client: Client<'_, 4, _, 2> = Client::from_rings(sq_tx, cq_rx, &link, Spin);
+    let server = RefCell::new(Server::from_rings(sq_rx, cq_tx, &link, Spin));
+    assert_eq!(client.credits(), 2);
+    let outcome = RefCell::new(None);
+    let hook = || {
+        if outcome.borrow().is_some() {
+            return;
+        }
+        let submitted = client.try_submit(Request::new(2)).map_err(|r| r.error);
+        let mut server = server.borrow_mut();
+        let incoming = server.try_recv().unwrap().unwrap();
+        assert_eq!(incoming.opcode(), 2);
+        let completed = server.complete(incoming, answer(2), 0).map_err(|r| r.error);
+        *outcome.borrow_mut() = Some((submitted, completed));
+    };
+    let hook: &dyn Fn() = &hook;
+    // SAFETY: `hook` outlives this test's every wake (all happen in the
+    // calls below, on this thread).
+    let waker = unsafe { hook_waker(&hook) };
+    let mut first = pin!(client.submit(Request::new(0)));
+    assert!(
+        first
+            .as_mut()
+            .poll(&mut Context::from_waker(&waker))
+            .is_pending()
+    );
+    let second = client.try_submit(Request::new(1)).unwrap();
+    for op in 0..2 {
+        let mut server = server.borrow_mut();
+        let incoming = server.try_recv().unwrap().unwrap();
+        assert_eq!(incoming.opcode(), op);
+        server.complete(incoming, answer(op), 0).unwrap();
+    }
+    // The completion ring is full; taking the first completion wakes the
+    // hook before the second is taken.
+    let taken = client.poll_completions();
+    let (submitted, completed) = outcome.take().expect("the hook ran");
+    let third = submitted.expect("a credit was free");
+    assert_eq!(completed, Ok(()), "the server found no room for the reply");
+    assert_eq!(taken, Ok(3));
+    match first.as_mut().poll(&mut Context::from_waker(&waker)) {
+        Poll::Ready(reply) => assert_eq!(reply.unwrap().result, answer(0)),
+        Poll::Pending => panic!("the first reply was routed"),
+    }
+    assert_eq!(client.wait(second).unwrap().result, answer(1));
+    assert_eq!(client.wait(third).unwrap().result, answer(2));
+    assert_eq!(client.in_flight(), 0);
 }
 
 #[repr(C, align(128))]
