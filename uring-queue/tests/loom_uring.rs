@@ -1,7 +1,8 @@
 //! Loom models of the request/response layer: the wake-flag handshake
 //! (no lost wake-up: a parked side whose wake-up went missing would sleep
 //! forever, which loom reports as a deadlock), credit accounting (the
-//! server never finds the completion ring full), and two threads sharing
+//! server never finds the completion ring full, also when both inbound
+//! rings defer their releases), and two threads sharing
 //! one client (each reply reaches its own caller, whichever thread drains
 //! the completion ring and whichever parks).
 //!
