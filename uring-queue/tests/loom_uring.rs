@@ -1,7 +1,8 @@
 //! Loom models of the request/response layer: the wake-flag handshake
 //! (no lost wake-up: a parked side whose wake-up went missing would sleep
 //! forever, which loom reports as a deadlock), credit accounting (the
-//! server never finds the completion ring full), and two threads sharing
+//! server never finds the completion ring full, also when both inbound
+//! rings defer their releases), and two threads sharing
 //! one client (each reply reaches its own caller, whichever thread drains
 //! the completion ring and whichever parks).
 //!
@@ -173,5 +174,40 @@ fn two_threads_share_one_client() {
         t.join().unwrap();
         s.join().unwrap();
         assert_eq!(client.in_flight(), 0);
+    });
+}
+
+/// Deferred-release consumers (`K = 2`) on both inbound rings of one slot
+/// each, so a consumer never publishes by count: the credit the client gets
+/// back with the first reply must be a free submission slot for the second
+/// request (the server released before it completed), and the server's
+/// second completion must find room (the client released before it
+/// submitted).
+#[test]
+fn deferred_release_keeps_credits_exact() {
+    loom::model(|| {
+        let link = link();
+        let futex = LoomFutex::new();
+        let (sq_tx, sq_rx) = HeapRing::new_deferred::<2>(1).unwrap();
+        let (cq_tx, cq_rx) = HeapRing::new_deferred::<2>(1).unwrap();
+        let mut client: Client<'_, 2, _, 2> = Client::from_rings(sq_tx, cq_rx, link, futex.clone());
+        let mut server: Server<'_, _, 2> = Server::from_rings(sq_rx, cq_tx, link, futex);
+        client.set_options(PARK_AT_ONCE);
+        server.set_options(PARK_AT_ONCE);
+        assert_eq!(client.credits(), 1);
+        let t = thread::spawn(move || {
+            for _ in 0..2 {
+                let incoming = server.recv().unwrap();
+                let op = incoming.opcode() as i32;
+                // Never `CompletionRingFull`.
+                server.complete(incoming, op, 0).unwrap();
+            }
+        });
+        let first = client.try_submit(Request::new(1)).unwrap();
+        assert_eq!(client.wait(first).unwrap().result, 1);
+        // The credit is back, so the submission ring has room: never `Busy`.
+        let second = client.try_submit(Request::new(2)).unwrap();
+        assert_eq!(client.wait(second).unwrap().result, 2);
+        t.join().unwrap();
     });
 }

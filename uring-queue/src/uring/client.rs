@@ -267,9 +267,9 @@ struct Wakeups {
 /// share one client. The lock is held for a few loads and stores at a time,
 /// never across a park, an `.await` or a call out to user code (wakers and
 /// the notifier run after it is released, see [`Wakeups`]).
-struct Inner<'a, const N: usize> {
+struct Inner<'a, const N: usize, const K: usize> {
     sq: Producer<'a, Sqe>,
-    cq: Consumer<'a, Cqe>,
+    cq: Consumer<'a, Cqe, K>,
     slots: [Slot; N],
     free_head: u32,
     /// Slots in use: submitted and not yet redeemed (or discarded).
@@ -298,7 +298,7 @@ struct Inner<'a, const N: usize> {
 
 const NO_SLOT: u32 = u32::MAX;
 
-impl<const N: usize> Inner<'_, N> {
+impl<const N: usize, const K: usize> Inner<'_, N, K> {
     fn failure(&self) -> Option<Error> {
         if self.corrupted {
             Some(Error::Corrupted)
@@ -438,6 +438,13 @@ enum Role {
 /// as many as the completion ring holds (the ring *credits*) have their
 /// completion still to come, so the server can always post it.
 ///
+/// `K` is the release interval of the client's completion-ring consumer
+/// (see [`Consumer`], "Release modes"; default 1, publish on every pop). A
+/// client with `K > 1` (from [`Uring::into_deferred_client`](super::Uring::into_deferred_client)
+/// or [`from_rings`](Self::from_rings) with a deferred consumer) publishes
+/// the completions it took before every submission and before it parks, so
+/// the credits stay exact.
+///
 /// All methods take `&self`, and the client is `Sync` (when its notifier
 /// is): many threads and tasks share one client (`&Client`, `Arc<Client>`),
 /// each with its own requests, and a [`Submit`] future is `Send`, so it runs
@@ -484,7 +491,7 @@ enum Role {
 ///     client.free_reply(reply);
 /// });
 /// ```
-pub struct Client<'a, const N: usize, W: Notifier> {
+pub struct Client<'a, const N: usize, W: Notifier, const K: usize = 1> {
     link: &'a Link,
     area: Area<'a>,
     owner: Owner,
@@ -495,10 +502,10 @@ pub struct Client<'a, const N: usize, W: Notifier> {
     /// Process-local flags for threads waiting for anything (a completion,
     /// a credit) while another drives; claimed through `Inner::idle_mask`.
     idle_flags: [WakeFlag; IDLE],
-    inner: SpinLock<Inner<'a, N>>,
+    inner: SpinLock<Inner<'a, N, K>>,
 }
 
-impl<const N: usize, W: Notifier> fmt::Debug for Client<'_, N, W> {
+impl<const N: usize, W: Notifier, const K: usize> fmt::Debug for Client<'_, N, W, K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("Client");
         d.field("area", &self.area);
@@ -512,7 +519,7 @@ impl<const N: usize, W: Notifier> fmt::Debug for Client<'_, N, W> {
     }
 }
 
-impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
+impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
     /// A client over two rings within one process (built, for example, with
     /// `HeapRing`), without a payload area: requests carry
     /// opcode and flags only. [`Uring`](super::Uring) builds clients with a
@@ -537,9 +544,37 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
     /// assert_eq!(client.wait(ticket).unwrap().result, 1);
     /// # }
     /// ```
+    ///
+    /// With a deferred-release consumer of the completion ring (and of the
+    /// submission ring on the server's side), the credits stay the rings'
+    /// capacity:
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use uring_queue::HeapRing;
+    /// use uring_queue::uring::{Client, Link, Request, Server, Spin};
+    ///
+    /// let link = Link::new();
+    /// let (sq_tx, sq_rx) = HeapRing::new_deferred::<2>(2).unwrap();
+    /// let (cq_tx, cq_rx) = HeapRing::new_deferred::<2>(2).unwrap();
+    /// let client: Client<'_, 2, _, 2> = Client::from_rings(sq_tx, cq_rx, &link, Spin);
+    /// let mut server: Server<'_, _, 2> = Server::from_rings(sq_rx, cq_tx, &link, Spin);
+    /// for round in 0..3 {
+    ///     let a = client.try_submit(Request::new(round)).unwrap();
+    ///     let b = client.try_submit(Request::new(round + 10)).unwrap();
+    ///     for _ in 0..2 {
+    ///         let incoming = server.recv().unwrap();
+    ///         let opcode = incoming.opcode();
+    ///         server.complete(incoming, opcode as i32, 0).unwrap();
+    ///     }
+    ///     assert_eq!(client.wait(a).unwrap().result, round as i32);
+    ///     assert_eq!(client.wait(b).unwrap().result, round as i32 + 10);
+    /// }
+    /// # }
+    /// ```
     pub fn from_rings(
         sq: Producer<'a, Sqe>,
-        cq: Consumer<'a, Cqe>,
+        cq: Consumer<'a, Cqe, K>,
         link: &'a Link,
         notifier: W,
     ) -> Self {
@@ -548,7 +583,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
 
     pub(crate) fn new(
         sq: Producer<'a, Sqe>,
-        cq: Consumer<'a, Cqe>,
+        cq: Consumer<'a, Cqe, K>,
         link: &'a Link,
         area: Area<'a>,
         notifier: W,
@@ -1488,7 +1523,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
     /// });
     /// # }
     /// ```
-    pub fn submit(&self, request: Request) -> Submit<'_, 'a, N, W> {
+    pub fn submit(&self, request: Request) -> Submit<'_, 'a, N, W, K> {
         Submit {
             client: self,
             state: SubmitState::Start(request),
@@ -1522,7 +1557,7 @@ impl<'a, const N: usize, W: Notifier> Client<'a, N, W> {
     }
 }
 
-impl<const N: usize, W: Notifier> Drop for Client<'_, N, W> {
+impl<const N: usize, W: Notifier, const K: usize> Drop for Client<'_, N, W, K> {
     fn drop(&mut self) {
         self.link.client.close();
         self.link.server.wake.notify(&self.notifier);
@@ -1546,12 +1581,12 @@ enum SubmitState {
 /// # let _ = uring_queue::uring::Client::<1, uring_queue::uring::Spin>::submit;
 /// ```
 #[must_use = "futures do nothing unless polled"]
-pub struct Submit<'c, 'a, const N: usize, W: Notifier> {
-    client: &'c Client<'a, N, W>,
+pub struct Submit<'c, 'a, const N: usize, W: Notifier, const K: usize = 1> {
+    client: &'c Client<'a, N, W, K>,
     state: SubmitState,
 }
 
-impl<const N: usize, W: Notifier> fmt::Debug for Submit<'_, '_, N, W> {
+impl<const N: usize, W: Notifier, const K: usize> fmt::Debug for Submit<'_, '_, N, W, K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Submit")
             .field("state", &self.state)
@@ -1559,7 +1594,7 @@ impl<const N: usize, W: Notifier> fmt::Debug for Submit<'_, '_, N, W> {
     }
 }
 
-impl<const N: usize, W: Notifier> Future for Submit<'_, '_, N, W> {
+impl<const N: usize, W: Notifier, const K: usize> Future for Submit<'_, '_, N, W, K> {
     type Output = Result<Reply, Error>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
@@ -1617,7 +1652,7 @@ impl<const N: usize, W: Notifier> Future for Submit<'_, '_, N, W> {
     }
 }
 
-impl<const N: usize, W: Notifier> Drop for Submit<'_, '_, N, W> {
+impl<const N: usize, W: Notifier, const K: usize> Drop for Submit<'_, '_, N, W, K> {
     fn drop(&mut self) {
         if let SubmitState::Waiting(ticket) =
             core::mem::replace(&mut self.state, SubmitState::Finished)

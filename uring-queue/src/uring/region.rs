@@ -102,23 +102,68 @@ pub struct Config {
     pub cq_entries: usize,
     /// Bytes of payload area (less than 4 GiB).
     pub payload_bytes: usize,
+    /// How many pops the server's submission-ring consumer may leave
+    /// unpublished (1 to `sq_entries`, default 1): the largest `K` of
+    /// [`Uring::into_deferred_server`].
+    pub sq_release_every: usize,
+    /// How many pops the client's completion-ring consumer may leave
+    /// unpublished (1 to `cq_entries`, default 1): the largest `K` of
+    /// [`Uring::into_deferred_client`].
+    pub cq_release_every: usize,
 }
 
 impl Config {
-    /// A configuration.
+    /// A configuration whose consumers publish on every pop.
     ///
     /// # Examples
     ///
     /// ```
     /// let c = uring_queue::uring::Config::new(8, 16, 4096);
     /// assert_eq!((c.sq_entries, c.cq_entries, c.payload_bytes), (8, 16, 4096));
+    /// assert_eq!((c.sq_release_every, c.cq_release_every), (1, 1));
     /// ```
     pub const fn new(sq_entries: usize, cq_entries: usize, payload_bytes: usize) -> Self {
         Self {
             sq_entries,
             cq_entries,
             payload_bytes,
+            sq_release_every: 1,
+            cq_release_every: 1,
         }
+    }
+
+    /// The same configuration with the rings' release intervals: the
+    /// server's consumer of the submission ring may publish its head only
+    /// every `sq` pops, the client's consumer of the completion ring every
+    /// `cq` pops (see [`Consumer`](crate::Consumer), "Release modes").
+    /// [`Uring::init`] records them in the rings' headers; a side then takes
+    /// its role with [`Uring::into_deferred_server`] or
+    /// [`Uring::into_deferred_client`]. Credits stay exact: each side
+    /// publishes its inbound ring before every push to its outbound ring
+    /// and before it parks.
+    ///
+    /// Each interval must lie in `1..=` its ring's capacity, or
+    /// [`Uring::init`] and [`Uring::required_size`] refuse the configuration
+    /// with [`RegionError::ReleaseInterval`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::uring::{Config, Uring};
+    /// use uring_queue::RegionError;
+    ///
+    /// let c = Config::new(8, 16, 4096).with_release_every(4, 16);
+    /// assert_eq!((c.sq_release_every, c.cq_release_every), (4, 16));
+    /// assert_eq!(
+    ///     Uring::required_size(&Config::new(8, 16, 0).with_release_every(9, 1)),
+    ///     Err(RegionError::ReleaseInterval { found: 9, max: 8 })
+    /// );
+    /// ```
+    #[must_use]
+    pub const fn with_release_every(mut self, sq: usize, cq: usize) -> Self {
+        self.sq_release_every = sq;
+        self.cq_release_every = cq;
+        self
     }
 }
 
@@ -134,6 +179,14 @@ impl Layout {
     fn canonical(config: &Config) -> Result<Self, RegionError> {
         let sq_size = SharedRing::<Sqe>::required_size(config.sq_entries)?;
         let cq_size = SharedRing::<Cqe>::required_size(config.cq_entries)?;
+        for (found, max) in [
+            (config.sq_release_every, config.sq_entries),
+            (config.cq_release_every, config.cq_entries),
+        ] {
+            if found == 0 || found > max {
+                return Err(RegionError::ReleaseInterval { found, max });
+            }
+        }
         let cq_offset = (RINGS_OFFSET + sq_size).next_multiple_of(128);
         let payload_offset = (cq_offset + cq_size).next_multiple_of(PAYLOAD_ALIGN);
         if u32::try_from(config.payload_bytes).is_err() || u32::try_from(payload_offset).is_err() {
@@ -296,8 +349,8 @@ impl<'a> Uring<'a> {
         }
         let (link, sq, cq, area) = carve(region, base, layout, |sq, cq| {
             Ok((
-                SharedRing::init(sq, config.sq_entries)?,
-                SharedRing::init(cq, config.cq_entries)?,
+                SharedRing::init_deferred(sq, config.sq_entries, config.sq_release_every)?,
+                SharedRing::init_deferred(cq, config.cq_entries, config.cq_release_every)?,
             ))
         })?;
         link.client.reset();
@@ -315,7 +368,9 @@ impl<'a> Uring<'a> {
     /// [`Error::Region`]: [`RegionError::NotReady`] (worth retrying),
     /// [`RegionError::BadMagic`], [`RegionError::BadVersion`],
     /// [`RegionError::BadOffsets`], [`RegionError::TooSmall`],
-    /// [`RegionError::Misaligned`], or the rings' own errors.
+    /// [`RegionError::Misaligned`], or the rings' own errors (among them
+    /// [`RegionError::ReleaseInterval`] for a release interval recorded
+    /// outside `1..=` the ring's capacity).
     ///
     /// # Examples
     ///
@@ -429,6 +484,130 @@ impl<'a> Uring<'a> {
             self.area,
             notifier,
         )
+    }
+
+    /// The submission ring's recorded release interval (see
+    /// [`Config::with_release_every`]): the largest `K` for
+    /// [`into_deferred_server`](Self::into_deferred_server).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::uring::{Config, Uring};
+    /// use uring_queue::Region;
+    ///
+    /// #[repr(C, align(128))]
+    /// struct Mem([u8; 8192]);
+    /// let mut mem = Box::new(Mem([0; 8192]));
+    /// Uring::init(Region::new(&mut mem.0), Config::new(4, 8, 0).with_release_every(2, 8)).unwrap();
+    /// let uring = Uring::attach(Region::new(&mut mem.0)).unwrap();
+    /// assert_eq!((uring.sq_release_every(), uring.cq_release_every()), (2, 8));
+    /// ```
+    pub fn sq_release_every(&self) -> usize {
+        self.sq.release_every()
+    }
+
+    /// The completion ring's recorded release interval: the largest `K` for
+    /// [`into_deferred_client`](Self::into_deferred_client).
+    ///
+    /// # Examples
+    ///
+    /// See [`sq_release_every`](Self::sq_release_every).
+    ///
+    /// ```
+    /// # let _ = uring_queue::uring::Uring::cq_release_every;
+    /// ```
+    pub fn cq_release_every(&self) -> usize {
+        self.cq.release_every()
+    }
+
+    /// Takes the client role with a deferred-release consumer of the
+    /// completion ring: it publishes its head every `K` pops, when it finds
+    /// the ring empty, and before every submission and park, so the server
+    /// never finds the completion ring fuller than the client's credits say.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Region`] with [`RegionError::ReleaseInterval`] when `K`
+    /// exceeds the interval recorded for the completion ring
+    /// ([`cq_release_every`](Self::cq_release_every)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::uring::{Config, Error, Spin, Uring};
+    /// use uring_queue::{Region, RegionError};
+    ///
+    /// #[repr(C, align(128))]
+    /// struct Mem([u8; 8192]);
+    /// let mut mem = Box::new(Mem([0; 8192]));
+    /// let config = Config::new(4, 8, 0).with_release_every(1, 4);
+    /// Uring::init(Region::new(&mut mem.0), config).unwrap();
+    /// let uring = Uring::attach(Region::new(&mut mem.0)).unwrap();
+    /// assert_eq!(
+    ///     uring.into_deferred_client::<4, 8, _>(Spin).unwrap_err(),
+    ///     Error::Region(RegionError::ReleaseInterval { found: 8, max: 4 })
+    /// );
+    /// let uring = Uring::attach(Region::new(&mut mem.0)).unwrap();
+    /// let client = uring.into_deferred_client::<4, 4, _>(Spin).unwrap();
+    /// assert_eq!(client.credits(), 4);
+    /// ```
+    pub fn into_deferred_client<const N: usize, const K: usize, W: Notifier>(
+        self,
+        notifier: W,
+    ) -> Result<Client<'a, N, W, K>, Error> {
+        let cq = self.cq.into_deferred_consumer::<K>()?;
+        Ok(Client::new(
+            self.sq.into_producer(),
+            cq,
+            self.link,
+            self.area,
+            notifier,
+        ))
+    }
+
+    /// Takes the server role with a deferred-release consumer of the
+    /// submission ring: it publishes its head every `K` pops, when it finds
+    /// the ring empty, and before every completion and park, so the client
+    /// never finds the submission ring full while it holds a credit.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Region`] with [`RegionError::ReleaseInterval`] when `K`
+    /// exceeds the interval recorded for the submission ring
+    /// ([`sq_release_every`](Self::sq_release_every)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::uring::{Config, Error, Spin, Uring};
+    /// use uring_queue::{Region, RegionError};
+    ///
+    /// #[repr(C, align(128))]
+    /// struct Mem([u8; 8192]);
+    /// let mut mem = Box::new(Mem([0; 8192]));
+    /// let config = Config::new(4, 4, 0).with_release_every(2, 1);
+    /// let uring = Uring::init(Region::new(&mut mem.0), config).unwrap();
+    /// assert_eq!(
+    ///     uring.into_deferred_server::<3, _>(Spin).unwrap_err(),
+    ///     Error::Region(RegionError::ReleaseInterval { found: 3, max: 2 })
+    /// );
+    /// let uring = Uring::attach(Region::new(&mut mem.0)).unwrap();
+    /// let mut server = uring.into_deferred_server::<2, _>(Spin).unwrap();
+    /// assert_eq!(server.try_recv(), Ok(None));
+    /// ```
+    pub fn into_deferred_server<const K: usize, W: Notifier>(
+        self,
+        notifier: W,
+    ) -> Result<Server<'a, W, K>, Error> {
+        let sq = self.sq.into_deferred_consumer::<K>()?;
+        Ok(Server::new(
+            sq,
+            self.cq.into_producer(),
+            self.link,
+            self.area,
+            notifier,
+        ))
     }
 
     /// Takes both roles, for a connection within one process.

@@ -113,15 +113,23 @@ impl Incoming {
 /// payload area (in bounds, request and response disjoint) before the
 /// server touches a byte; a bad one latches [`Error::Corrupted`].
 ///
+/// `K` is the release interval of the server's submission-ring consumer
+/// (see [`Consumer`], "Release modes"; default 1, publish on every pop). A
+/// server with `K > 1` (from [`Uring::into_deferred_server`](super::Uring::into_deferred_server)
+/// or [`from_rings`](Self::from_rings) with a deferred consumer) publishes
+/// the requests it took before every completion and before it parks, so the
+/// client never finds the submission ring full while it holds a credit.
+///
 /// # Examples
 ///
-/// See [`Client`](super::Client).
+/// See [`Client`](super::Client) and
+/// [`Client::from_rings`](super::Client::from_rings).
 ///
 /// ```
 /// # let _ = uring_queue::uring::Server::<uring_queue::uring::Spin>::recv;
 /// ```
-pub struct Server<'a, W: Notifier> {
-    sq: Consumer<'a, Sqe>,
+pub struct Server<'a, W: Notifier, const K: usize = 1> {
+    sq: Consumer<'a, Sqe, K>,
     cq: Producer<'a, Cqe>,
     link: &'a Link,
     area: Area<'a>,
@@ -132,7 +140,7 @@ pub struct Server<'a, W: Notifier> {
     corrupted: bool,
 }
 
-impl<W: Notifier> fmt::Debug for Server<'_, W> {
+impl<W: Notifier, const K: usize> fmt::Debug for Server<'_, W, K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Server")
             .field("area", &self.area)
@@ -142,7 +150,7 @@ impl<W: Notifier> fmt::Debug for Server<'_, W> {
     }
 }
 
-impl<'a, W: Notifier> Server<'a, W> {
+impl<'a, W: Notifier, const K: usize> Server<'a, W, K> {
     /// A server over two rings within one process, without a payload area
     /// (see [`Client::from_rings`](super::Client::from_rings)).
     ///
@@ -154,7 +162,7 @@ impl<'a, W: Notifier> Server<'a, W> {
     /// # let _ = uring_queue::uring::Server::<uring_queue::uring::Spin>::from_rings;
     /// ```
     pub fn from_rings(
-        sq: Consumer<'a, Sqe>,
+        sq: Consumer<'a, Sqe, K>,
         cq: Producer<'a, Cqe>,
         link: &'a Link,
         notifier: W,
@@ -163,7 +171,7 @@ impl<'a, W: Notifier> Server<'a, W> {
     }
 
     pub(crate) fn new(
-        sq: Consumer<'a, Sqe>,
+        sq: Consumer<'a, Sqe, K>,
         cq: Producer<'a, Cqe>,
         link: &'a Link,
         area: Area<'a>,
@@ -539,7 +547,7 @@ impl<'a, W: Notifier> Server<'a, W> {
     }
 }
 
-impl<W: Notifier> Drop for Server<'_, W> {
+impl<W: Notifier, const K: usize> Drop for Server<'_, W, K> {
     fn drop(&mut self) {
         self.link.server.close();
         self.link.client.wake.notify(&self.notifier);
