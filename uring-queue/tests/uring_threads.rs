@@ -116,6 +116,10 @@ impl Rng {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "parks on a futex and opens pidfds: system calls Miri does not model"
+)]
 fn threads_block_and_await_with_futex_parking() {
     const THREADS: u64 = 4;
     const PER_THREAD: u64 = 5_000;
@@ -162,6 +166,10 @@ fn threads_block_and_await_with_futex_parking() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "parks on a futex and opens pidfds; tokio's runtime: system calls Miri does not model"
+)]
 fn tokio_tasks_on_worker_threads_share_one_client() {
     const TASKS: u64 = 16;
     const PER_TASK: u64 = 500;
