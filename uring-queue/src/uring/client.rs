@@ -1313,36 +1313,51 @@ impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
         }
         // Cloned before the lock: a clone is a call out to the executor.
         let mut new = waker.cloned();
-        let mut inner = self.inner.lock();
-        let Some(slot) = inner
-            .slots
-            .get_mut(ticket.index as usize)
-            .filter(|s| s.generation == ticket.generation)
-        else {
-            return Poll::Ready(Err(Error::Foreign));
-        };
-        let old = match &mut slot.state {
-            State::Done { .. } => {
-                let (reply, wake) = inner.take(ticket.index);
-                drop(inner);
-                self.wake(wake);
-                return Poll::Ready(Ok(reply));
-            }
-            State::Pending { waker: slot_waker } => match waker {
-                Some(w) if !slot_waker.as_ref().is_some_and(|s| s.will_wake(w)) => {
-                    core::mem::replace(slot_waker, new.take())
+        loop {
+            let mut inner = self.inner.lock();
+            let Some(slot) = inner
+                .slots
+                .get_mut(ticket.index as usize)
+                .filter(|s| s.generation == ticket.generation)
+            else {
+                return Poll::Ready(Err(Error::Foreign));
+            };
+            let old = match &mut slot.state {
+                State::Done { .. } => {
+                    let (reply, wake) = inner.take(ticket.index);
+                    drop(inner);
+                    self.wake(wake);
+                    return Poll::Ready(Ok(reply));
                 }
-                _ => None,
-            },
-            State::Free { .. } | State::Abandoned => return Poll::Ready(Err(Error::Foreign)),
-        };
-        let failure = inner.failure();
-        drop(inner);
-        drop(old);
-        drop(new);
-        match failure {
-            Some(e) => Poll::Ready(Err(e)),
-            None => Poll::Pending,
+                State::Pending { waker: slot_waker } => match waker {
+                    Some(w) if !slot_waker.as_ref().is_some_and(|s| s.will_wake(w)) => {
+                        core::mem::replace(slot_waker, new.take())
+                    }
+                    _ => None,
+                },
+                State::Free { .. } | State::Abandoned => return Poll::Ready(Err(Error::Foreign)),
+            };
+            let failure = inner.failure();
+            // A failure latched (by the driving thread) after our reply was
+            // posted but before anyone routed it: the reply is on the ring,
+            // so route it and look again rather than report the peer gone.
+            // This ends: a tag completes at most once (a second completion
+            // latches `Corrupted`), and nothing is submitted once the failure
+            // is latched.
+            let unrouted = failure == Some(Error::PeerGone) && !inner.cq.is_empty();
+            drop(inner);
+            drop(old);
+            if unrouted {
+                if let Err(e) = self.poll_completions() {
+                    return Poll::Ready(Err(e));
+                }
+                continue;
+            }
+            drop(new);
+            return match failure {
+                Some(e) => Poll::Ready(Err(e)),
+                None => Poll::Pending,
+            };
         }
     }
 
