@@ -283,6 +283,75 @@ fn futures_wait_for_credits_and_are_woken() {
     assert!(matches!(b.as_mut().poll(&mut cx), Poll::Ready(Ok(r)) if r.result == 2));
 }
 
+/// Several tasks waiting for one credit each keep their waker: registering
+/// one does not wake another (which would have them poll each other awake
+/// in turn while no credit is free), and a credit coming back wakes each.
+#[test]
+fn many_tasks_wait_for_credits_without_waking_each_other() {
+    use alloc::sync::Arc;
+    use alloc::task::Wake;
+    use core::sync::atomic::{AtomicUsize, Ordering};
+
+    struct Count(AtomicUsize);
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    let link = Link::new();
+    // One ring credit, four slots.
+    let (client, mut server) = rings(&link, 1, 1);
+    let first = client.try_submit(Request::new(0)).unwrap();
+    let counts: Vec<Arc<Count>> = (0..3)
+        .map(|_| Arc::new(Count(AtomicUsize::new(0))))
+        .collect();
+    let wakers: Vec<Waker> = counts.iter().map(|c| Waker::from(c.clone())).collect();
+    let mut futs: Vec<_> = (1..=3)
+        .map(|i| Box::pin(client.submit(Request::new(i))))
+        .collect();
+    let woken = |counts: &[Arc<Count>]| -> Vec<usize> {
+        counts.iter().map(|c| c.0.load(Ordering::SeqCst)).collect()
+    };
+    // Every task polls twice while no credit is free: nobody is woken.
+    for _ in 0..2 {
+        for (f, w) in futs.iter_mut().zip(&wakers) {
+            assert!(f.as_mut().poll(&mut Context::from_waker(w)).is_pending());
+        }
+    }
+    let mut registered = woken(&counts);
+    assert_eq!(registered, [0, 0, 0]);
+    let inc = server.recv().unwrap();
+    server.complete(inc, 0, 0).unwrap();
+    assert_eq!(client.wait(first).unwrap().result, 0);
+    let mut done = [None; 3];
+    // Each round: the credit that came back woke every waiting task; the
+    // first to poll gets in, and the others register again without waking
+    // anyone.
+    for round in 0..3 {
+        let now = woken(&counts);
+        for k in (0..3).filter(|&k| done[k].is_none()) {
+            assert!(
+                now[k] > registered[k],
+                "round {round}: task {k} was not woken"
+            );
+            let f = futs[k].as_mut();
+            assert!(f.poll(&mut Context::from_waker(&wakers[k])).is_pending());
+        }
+        registered = woken(&counts);
+        assert_eq!(registered, now, "round {round}: a poll woke another task");
+        let inc = server.recv().unwrap();
+        let op = inc.opcode();
+        server.complete(inc, op as i32 * 10, 0).unwrap();
+        assert_eq!(client.poll_completions(), Ok(1));
+        let k = op as usize - 1;
+        match futs[k].as_mut().poll(&mut Context::from_waker(&wakers[k])) {
+            Poll::Ready(Ok(reply)) => done[k] = Some(reply.result),
+            other => panic!("round {round}: {other:?}"),
+        }
+    }
+    assert_eq!(done, [Some(10), Some(20), Some(30)]);
+}
+
 #[test]
 fn a_closed_server_is_peer_gone_after_its_completions() {
     let link = Link::new();

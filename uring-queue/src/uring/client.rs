@@ -237,6 +237,11 @@ struct Slot {
 /// no waiter can clear another's.
 const IDLE: usize = 4;
 
+/// Tasks that wait for a credit at once, each with its waker kept until a
+/// credit comes back. One more displaces (and wakes) the one stored longest,
+/// which polls again.
+const CREDIT_WAITERS: usize = 8;
+
 /// What a thread waits for when it parks.
 #[derive(Debug, Clone, Copy)]
 enum Target {
@@ -253,8 +258,8 @@ enum Target {
 struct Wakeups {
     /// The submitter's task.
     task: Option<Waker>,
-    /// A task waiting for a credit.
-    credit: Option<Waker>,
+    /// The tasks waiting for a credit.
+    credit: bool,
     /// A thread parked on this slot's flag.
     slot: Option<u32>,
     /// Threads parked on these idle flags.
@@ -283,7 +288,10 @@ struct Inner<'a, const N: usize, const K: usize> {
     options: Options,
     watch: Watch,
     corrupted: bool,
-    credit_waker: Option<Waker>,
+    /// Tasks waiting for a credit, all woken when one comes back.
+    credit_wakers: [Option<Waker>; CREDIT_WAITERS],
+    /// Whether `credit_wakers` holds any.
+    credit_waiting: bool,
     /// A thread parks on the client's wake flag (the one the server
     /// notifies): at most one at a time, the *driver*. Others park on
     /// their slot's flag or an idle flag and are woken by whoever routes.
@@ -341,7 +349,7 @@ impl<const N: usize, const K: usize> Inner<'_, N, K> {
         self.free_head = index;
         self.in_flight -= 1;
         Wakeups {
-            credit: self.credit_waker.take(),
+            credit: self.credit_waiting,
             ..self.changed()
         }
     }
@@ -376,7 +384,7 @@ impl<const N: usize, const K: usize> Inner<'_, N, K> {
                 wake.driver |=
                     self.driving && matches!(self.driver_target, Target::Slot(i, _) if i == index);
                 // A ring credit came back.
-                wake.credit = self.credit_waker.take();
+                wake.credit = self.credit_waiting;
                 Ok(wake)
             }
             State::Abandoned => {
@@ -611,7 +619,8 @@ impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
             options: Options::default(),
             watch: Watch::new(&link.server),
             corrupted: false,
-            credit_waker: None,
+            credit_wakers: Default::default(),
+            credit_waiting: false,
             driving: false,
             driver_target: Target::Any,
             idle_mask: 0,
@@ -1019,8 +1028,8 @@ impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
         if let Some(w) = wake.task {
             w.wake();
         }
-        if let Some(w) = wake.credit {
-            w.wake();
+        if wake.credit {
+            self.wake_credit_waiters();
         }
         if let Some(i) = wake.slot {
             self.slot_flags[i as usize].notify(&self.notifier);
@@ -1030,6 +1039,20 @@ impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
         }
         if wake.driver {
             self.link.client.wake.notify(&self.notifier);
+        }
+    }
+
+    /// Wakes every task waiting for a credit: each polls again, and those
+    /// that find none register again.
+    #[cold]
+    fn wake_credit_waiters(&self) {
+        let wakers = {
+            let mut inner = self.inner.lock();
+            inner.credit_waiting = false;
+            core::mem::take(&mut inner.credit_wakers)
+        };
+        for w in wakers.into_iter().flatten() {
+            w.wake();
         }
     }
 
@@ -1062,13 +1085,8 @@ impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
                 self.slot_flags[i].notify(&self.notifier);
             }
         }
-        let (credit, idle) = {
-            let mut inner = self.inner.lock();
-            (inner.credit_waker.take(), inner.idle_mask)
-        };
-        if let Some(w) = credit {
-            w.wake();
-        }
+        self.wake_credit_waiters();
+        let idle = self.inner.lock().idle_mask;
         self.wake_idle(idle);
         self.link.client.wake.notify(&self.notifier);
     }
@@ -1630,7 +1648,7 @@ impl<const N: usize, W: Notifier, const K: usize> Future for Submit<'_, '_, N, W
                         this.state = SubmitState::Start(value);
                         // Cloned before the lock: a call out to the executor.
                         let waker = cx.waker().clone();
-                        let old = {
+                        let (displaced, unused) = {
                             let mut inner = client.inner.lock();
                             // Checked again under the lock that registers the
                             // waker: a credit that came back since
@@ -1641,11 +1659,25 @@ impl<const N: usize, W: Notifier, const K: usize> Future for Submit<'_, '_, N, W
                                 cx.waker().wake_by_ref();
                                 return Poll::Pending;
                             }
-                            inner.credit_waker.replace(waker)
+                            inner.credit_waiting = true;
+                            let wakers = &mut inner.credit_wakers;
+                            if wakers.iter().flatten().any(|w| w.will_wake(&waker)) {
+                                (None, Some(waker))
+                            } else if let Some(free) = wakers.iter_mut().find(|w| w.is_none()) {
+                                *free = Some(waker);
+                                (None, None)
+                            } else {
+                                // Full: the waker stored longest makes room.
+                                let oldest = wakers[0].take();
+                                wakers.rotate_left(1);
+                                wakers[CREDIT_WAITERS - 1] = Some(waker);
+                                (oldest, None)
+                            }
                         };
-                        // Another task waited for a credit too: let it poll
-                        // again rather than lose its wake-up.
-                        if let Some(w) = old.filter(|w| !w.will_wake(cx.waker())) {
+                        drop(unused);
+                        // Displaced: let that task poll again rather than
+                        // lose its wake-up.
+                        if let Some(w) = displaced {
                             w.wake();
                         }
                         return Poll::Pending;
