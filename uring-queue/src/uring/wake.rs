@@ -253,6 +253,10 @@ impl Notifier for Spin {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Options {
     /// Checks of the inbound ring before arming the wake flag and parking.
+    ///
+    /// Default: 4096, or 0 with `std` when this process may run on one CPU
+    /// only (`available_parallelism`, which honours CPU affinity and cgroup
+    /// quotas): there a spinning side only keeps its peer off the CPU.
     pub spin: u32,
     /// Longest single park; the liveness checks run after each.
     pub park_timeout: Duration,
@@ -265,10 +269,27 @@ pub struct Options {
     pub stale_after: Option<u32>,
 }
 
+/// The default spin budget: none when spinning cannot help, because the
+/// peer cannot run while we spin.
+fn default_spin() -> u32 {
+    const SPIN: u32 = 1 << 12;
+    // Not under Miri, which models one CPU: its runs keep the spin path.
+    #[cfg(all(feature = "std", not(loom), not(miri)))]
+    {
+        static ONE_CPU: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        let one_cpu = *ONE_CPU
+            .get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() == 1));
+        if one_cpu {
+            return 0;
+        }
+    }
+    SPIN
+}
+
 impl Default for Options {
     fn default() -> Self {
         Self {
-            spin: 1 << 12,
+            spin: default_spin(),
             park_timeout: Duration::from_millis(10),
             stale_after: None,
         }
