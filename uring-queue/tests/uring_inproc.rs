@@ -233,9 +233,12 @@ fn a_dropped_future_discards_its_completion() {
     assert_eq!(client.in_flight(), 1);
     let inc = server.recv().unwrap();
     server.complete(inc, 9, 0).unwrap();
+    // Routed, and discarded: the slot is free again.
+    assert_eq!(client.poll_completions(), Ok(1));
+    assert_eq!(client.in_flight(), 0);
     let mut fut = pin!(client.submit(Request::new(2)));
     assert!(poll_once(fut.as_mut()).is_pending());
-    // The first completion was discarded; this one gets its own.
+    // This one gets its own completion, not the discarded one.
     assert_eq!(client.in_flight(), 1);
     let inc = server.recv().unwrap();
     assert_eq!(inc.opcode(), 2);

@@ -268,6 +268,12 @@ struct Wakeups {
     driver: bool,
 }
 
+impl Wakeups {
+    fn is_empty(&self) -> bool {
+        self.task.is_none() && !self.credit && self.slot.is_none() && self.idle == 0 && !self.driver
+    }
+}
+
 /// What the client mutates, behind a spin lock so that threads and tasks
 /// share one client. The lock is held for a few loads and stores at a time,
 /// never across a park, an `.await` or a call out to user code (wakers and
@@ -904,6 +910,18 @@ impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
     /// # }
     /// ```
     pub fn try_submit(&self, request: Request) -> Result<Ticket, Rejected<Request>> {
+        self.submit_with(request, None)
+    }
+
+    /// [`try_submit`](Self::try_submit), with the submitter's waker
+    /// registered in the same critical section. `waker` is dropped after
+    /// the lock is released (parameters drop after locals).
+    #[inline]
+    fn submit_with(
+        &self,
+        request: Request,
+        waker: Option<Waker>,
+    ) -> Result<Ticket, Rejected<Request>> {
         let reject = |error, value| Err(Rejected { error, value });
         let (payload, response) = match (
             self.check_owner(&request.payload),
@@ -950,7 +968,7 @@ impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
         inner.in_flight += 1;
         inner.outstanding += 1;
         let slot = &mut inner.slots[index as usize];
-        slot.state = State::Pending { waker: None };
+        slot.state = State::Pending { waker };
         slot.payload = request.payload;
         slot.response = request.response;
         drop(inner);
@@ -994,31 +1012,45 @@ impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
     pub fn poll_completions(&self) -> Result<usize, Error> {
         let mut n = 0;
         loop {
-            let wake = {
+            // Completions that wake nobody are routed under one lock; one
+            // that wakes someone ends the run, and its wake-up runs after
+            // the lock is released (so a woken task may submit at once,
+            // before the rest are taken).
+            let mut wake = Wakeups::default();
+            let (corrupted, drained) = {
                 let mut inner = self.inner.lock();
-                if inner.corrupted {
-                    drop(inner);
-                    self.wake_all();
-                    return Err(Error::Corrupted);
-                }
-                let cqe = match inner.cq.pop() {
-                    Ok(cqe) => cqe,
-                    Err(crate::Error::Empty) => return Ok(n),
-                    Err(_) => {
-                        inner.corrupted = true;
-                        continue;
+                loop {
+                    if inner.corrupted {
+                        break (true, true);
                     }
-                };
-                match inner.route(cqe) {
-                    Ok(wake) => wake,
-                    Err(_) => {
-                        inner.corrupted = true;
-                        continue;
+                    let cqe = match inner.cq.pop() {
+                        Ok(cqe) => cqe,
+                        Err(crate::Error::Empty) => break (false, true),
+                        Err(_) => {
+                            inner.corrupted = true;
+                            continue;
+                        }
+                    };
+                    match inner.route(cqe) {
+                        Ok(w) => {
+                            n += 1;
+                            if !w.is_empty() {
+                                wake = w;
+                                break (false, false);
+                            }
+                        }
+                        Err(_) => inner.corrupted = true,
                     }
                 }
             };
-            n += 1;
             self.wake(wake);
+            if corrupted {
+                self.wake_all();
+                return Err(Error::Corrupted);
+            }
+            if drained {
+                return Ok(n);
+            }
         }
     }
 
@@ -1329,8 +1361,11 @@ impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
         if ticket.owner != self.owner {
             return Poll::Ready(Err(Error::Foreign));
         }
-        // Cloned before the lock: a clone is a call out to the executor.
-        let mut new = waker.cloned();
+        // Cloned only when the slot holds no waker that wakes the same
+        // task, and outside the lock (a clone is a call out to the
+        // executor): then the lock is taken again and the state looked at
+        // afresh.
+        let mut new: Option<Waker> = None;
         loop {
             let mut inner = self.inner.lock();
             let Some(slot) = inner
@@ -1349,6 +1384,11 @@ impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
                 }
                 State::Pending { waker: slot_waker } => match waker {
                     Some(w) if !slot_waker.as_ref().is_some_and(|s| s.will_wake(w)) => {
+                        if new.is_none() {
+                            drop(inner);
+                            new = Some(w.clone());
+                            continue;
+                        }
                         core::mem::replace(slot_waker, new.take())
                     }
                     _ => None,
@@ -1633,18 +1673,36 @@ impl<const N: usize, W: Notifier, const K: usize> Future for Submit<'_, '_, N, W
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         let client = this.client;
-        if let Err(e) = client.poll_completions() {
-            this.state = SubmitState::Finished;
-            return Poll::Ready(Err(e));
-        }
+        // Completions are routed at most once per poll, and only when the
+        // state cannot move without them: no credit, or no reply yet.
+        let mut routed = false;
         loop {
             match core::mem::replace(&mut this.state, SubmitState::Finished) {
-                SubmitState::Start(request) => match client.try_submit(request) {
-                    Ok(ticket) => this.state = SubmitState::Waiting(ticket),
+                // Submitted with the waker in place: the reply cannot be
+                // back yet, and whoever routes it wakes this task.
+                SubmitState::Start(request) => match client
+                    .submit_with(request, Some(cx.waker().clone()))
+                {
+                    Ok(ticket) => {
+                        this.state = SubmitState::Waiting(ticket);
+                        return Poll::Pending;
+                    }
                     Err(Rejected {
                         error: Error::Busy,
                         value,
                     }) => {
+                        if !routed {
+                            routed = true;
+                            match client.poll_completions() {
+                                Ok(0) => {}
+                                // Credits may have come back: try again.
+                                Ok(_) => {
+                                    this.state = SubmitState::Start(value);
+                                    continue;
+                                }
+                                Err(e) => return Poll::Ready(Err(e)),
+                            }
+                        }
                         this.state = SubmitState::Start(value);
                         // Cloned before the lock: a call out to the executor.
                         let waker = cx.waker().clone();
@@ -1685,13 +1743,27 @@ impl<const N: usize, W: Notifier, const K: usize> Future for Submit<'_, '_, N, W
                     Err(r) => return Poll::Ready(Err(r.error)),
                 },
                 SubmitState::Waiting(ticket) => {
-                    return match client.poll_ticket(&ticket, Some(cx.waker())) {
+                    match client.poll_ticket(&ticket, Some(cx.waker())) {
+                        Poll::Pending if !routed => {
+                            routed = true;
+                            match client.poll_completions() {
+                                Ok(0) => {}
+                                // Ours may be among them: look again.
+                                Ok(_) => {
+                                    this.state = SubmitState::Waiting(ticket);
+                                    continue;
+                                }
+                                Err(e) => return Poll::Ready(Err(e)),
+                            }
+                            this.state = SubmitState::Waiting(ticket);
+                            return Poll::Pending;
+                        }
                         Poll::Pending => {
                             this.state = SubmitState::Waiting(ticket);
-                            Poll::Pending
+                            return Poll::Pending;
                         }
-                        Poll::Ready(r) => Poll::Ready(r),
-                    };
+                        Poll::Ready(r) => return Poll::Ready(r),
+                    }
                 }
                 SubmitState::Finished => return Poll::Ready(Err(Error::Foreign)),
             }
