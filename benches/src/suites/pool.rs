@@ -20,8 +20,9 @@
 //! Rows: `pool <pattern>.<variant>.t_vs_buffer_sv2` (median paired time
 //! ratio), `.median` (µs per sample), `.heap_share` (fraction of messages
 //! whose bytes came from the heap rather than pool memory), and for the two
-//! buffer-pool variants the median paired time ratio to the other
-//! yardstick: `.t_vs_vec`, or `.t_vs_sv2_system_memory` for `held_1ms`.
+//! buffer-pool variants the median paired time ratio to the other
+//! yardsticks: `.t_vs_vec`, or `.t_vs_sv2_system_memory` for `held_1ms`, and
+//! for `single` also `.t_vs_max_efficiency` (the floor).
 
 use crate::harness::{Compare, Ctx, row};
 use std::cell::{Cell, RefCell};
@@ -410,13 +411,15 @@ fn run_pattern(ctx: &Ctx, test: &str, pattern: Pattern, iterations: usize, round
     };
     let _ = ctx;
     results.emit_time_ratio();
-    // The other yardsticks: the plain `Vec` for the single-thread
-    // pattern, `BufferFromSystemMemory` for the 1 ms hold. Paired as the
-    // anchor is: the median over rounds of the two times of the same round.
-    let other = if test == "held_1ms" {
-        "sv2_system_memory"
-    } else {
-        "vec"
+    // The other yardsticks: the plain `Vec` for the single-thread pattern,
+    // `BufferFromSystemMemory` for the 1 ms hold; and, single-threaded, the
+    // floor (`max_efficiency`), a ratio that does not depend on how the
+    // compiler builds buffer_sv2's loop. Paired as the anchor is: the median
+    // over rounds of the two times of the same round.
+    let others: &[&str] = match test {
+        "held_1ms" => &["sv2_system_memory"],
+        "single" => &["vec", "max_efficiency"],
+        _ => &["vec"],
     };
     let times = |name: &str| {
         tallies
@@ -425,19 +428,21 @@ fn run_pattern(ctx: &Ctx, test: &str, pattern: Pattern, iterations: usize, round
             .map(|(_, t)| t.times.borrow().clone())
             .unwrap_or_default()
     };
-    let theirs = times(other);
-    for name in ["buffer_pool", "buffer_pool_64"] {
-        let ours = times(name);
-        // Skip the warm-up sample; round k is sample k + 1 of each variant.
-        let mut ratios: Vec<f64> = ours
-            .iter()
-            .zip(&theirs)
-            .skip(1)
-            .map(|(a, b)| a.as_secs_f64() / b.as_secs_f64().max(1e-12))
-            .collect();
-        ratios.sort_by(f64::total_cmp);
-        let ratio = ratios.get(ratios.len() / 2).copied().unwrap_or(f64::NAN);
-        row("pool", &format!("{test}.{name}.t_vs_{other}"), ratio, "x");
+    for &other in others {
+        let theirs = times(other);
+        for name in ["buffer_pool", "buffer_pool_64"] {
+            let ours = times(name);
+            // Skip the warm-up sample; round k is sample k + 1 of each variant.
+            let mut ratios: Vec<f64> = ours
+                .iter()
+                .zip(&theirs)
+                .skip(1)
+                .map(|(a, b)| a.as_secs_f64() / b.as_secs_f64().max(1e-12))
+                .collect();
+            ratios.sort_by(f64::total_cmp);
+            let ratio = ratios.get(ratios.len() / 2).copied().unwrap_or(f64::NAN);
+            row("pool", &format!("{test}.{name}.t_vs_{other}"), ratio, "x");
+        }
     }
     for (name, tally) in tallies {
         let (heap, total) = tally.counts.get();
