@@ -80,6 +80,7 @@ fuzz_target!(|ops: Vec<Op>| {
         spin: 1,
         park_timeout: Default::default(),
         stale_after: Some(2),
+        yield_every: 0,
     };
     client.set_options(quick);
     server.set_options(quick);

@@ -51,6 +51,7 @@ const PARK_AT_ONCE: Options = Options {
     spin: 0,
     park_timeout: Duration::from_secs(3600),
     stale_after: None,
+    yield_every: 0,
 };
 
 fn link() -> &'static Link {

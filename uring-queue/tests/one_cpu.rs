@@ -1,6 +1,7 @@
-//! A process that may run on one CPU only spins for nothing: the peer cannot
-//! run while it spins. The default options then park at once. In a test
-//! binary of its own, because the answer is worked out once per process.
+//! A process that may run on one CPU only may share it with its peer, which
+//! cannot answer while we spin: the default options then yield the CPU as
+//! they spin. In a test binary of its own, because the answer is worked out
+//! once per process.
 
 #![cfg(all(feature = "std", target_os = "linux"))]
 
@@ -8,8 +9,8 @@ use rustix::thread::{CpuSet, sched_getaffinity, sched_setaffinity};
 use uring_queue::uring::Options;
 
 #[test]
-#[cfg_attr(miri, ignore = "system calls; Miri keeps the spin path")]
-fn pinned_to_one_cpu_parks_without_spinning() {
+#[cfg_attr(miri, ignore = "system calls; Miri never yields")]
+fn pinned_to_one_cpu_yields_while_spinning() {
     // Pin this thread (the one that asks first) to one CPU it may run on.
     let allowed = sched_getaffinity(None).expect("sched_getaffinity");
     let cpu = (0..CpuSet::MAX_CPU)
@@ -19,9 +20,10 @@ fn pinned_to_one_cpu_parks_without_spinning() {
     one.set(cpu);
     sched_setaffinity(None, &one).expect("sched_setaffinity");
 
-    assert_eq!(Options::default().spin, 0);
-    // The other defaults are unchanged.
     let o = Options::default();
+    assert_eq!(o.yield_every, 64);
+    // The other defaults are those of any process.
+    assert_eq!(o.spin, 4096);
     assert_eq!(o.park_timeout, core::time::Duration::from_millis(10));
     assert_eq!(o.stale_after, None);
 }

@@ -19,6 +19,7 @@ const NO_TIMEOUT: Options = Options {
     spin: 64,
     park_timeout: Duration::from_secs(3600),
     stale_after: None,
+    yield_every: 0,
 };
 
 #[repr(C, align(128))]

@@ -1178,14 +1178,14 @@ impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
             }
             inner.options
         };
-        for _ in 0..options.spin {
+        for i in 0..options.spin {
             {
                 let inner = self.inner.lock();
                 if !inner.cq.is_empty() || !inner.waits(target) {
                     return Ok(());
                 }
             }
-            super::sync::spin_loop();
+            super::sync::spin_step(i, options.yield_every);
         }
         let role = {
             let mut inner = self.inner.lock();

@@ -326,11 +326,11 @@ impl<'a, W: Notifier, const K: usize> Server<'a, W, K> {
             if self.watch.is_gone() {
                 return Err(Error::PeerGone);
             }
-            for _ in 0..self.options.spin {
+            for i in 0..self.options.spin {
                 if !self.sq.is_empty() {
                     continue 'outer;
                 }
-                super::sync::spin_loop();
+                super::sync::spin_step(i, self.options.yield_every);
             }
             let own = &self.link.server;
             self.publish_inbound();

@@ -21,6 +21,19 @@ pub(crate) fn spin_loop() {
     core::hint::spin_loop();
 }
 
+/// Step `i` (from 0) of a busy wait that yields the CPU after every
+/// `yield_every` steps (0: never; only with `std`).
+#[inline]
+pub(crate) fn spin_step(i: u32, yield_every: u32) {
+    #[cfg(all(feature = "std", not(loom)))]
+    if yield_every != 0 && (i + 1).is_multiple_of(yield_every) {
+        std::thread::yield_now();
+        return;
+    }
+    let _ = (i, yield_every);
+    spin_loop();
+}
+
 #[cfg(loom)]
 use crate::loom::AccessTracker;
 use crate::loom::UnsafeCell;

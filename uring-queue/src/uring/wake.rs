@@ -253,11 +253,19 @@ impl Notifier for Spin {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Options {
     /// Checks of the inbound ring before arming the wake flag and parking.
-    ///
-    /// Default: 4096, or 0 with `std` when this process may run on one CPU
-    /// only (`available_parallelism`, which honours CPU affinity and cgroup
-    /// quotas): there a spinning side only keeps its peer off the CPU.
+    /// Default: 4096.
     pub spin: u32,
+    /// With `std`: while spinning, give the CPU to another thread
+    /// (`yield_now`) after every this many checks; 0 never yields.
+    ///
+    /// Default: 64 when this process may run on one CPU only
+    /// (`available_parallelism` is 1: pinned, or a cgroup quota of one CPU),
+    /// else 0. A pinned side cannot tell whether its peer is pinned to the
+    /// same CPU, where a plain spin would keep the peer from answering until
+    /// the scheduler preempts it; with a CPU of its own the peer answers
+    /// within the first checks, and a yield with nothing else to run
+    /// returns at once.
+    pub yield_every: u32,
     /// Longest single park; the liveness checks run after each.
     pub park_timeout: Duration,
     /// The peer is gone once its heartbeat word has not moved for this many
@@ -269,27 +277,27 @@ pub struct Options {
     pub stale_after: Option<u32>,
 }
 
-/// The default spin budget: none when spinning cannot help, because the
-/// peer cannot run while we spin.
-fn default_spin() -> u32 {
-    const SPIN: u32 = 1 << 12;
-    // Not under Miri, which models one CPU: its runs keep the spin path.
+/// How often a spinning side yields by default: only when this process
+/// may run on one CPU only, where its peer may need that very CPU.
+fn default_yield_every() -> u32 {
+    // Not under Miri, which models one CPU and has no scheduler to yield to.
     #[cfg(all(feature = "std", not(loom), not(miri)))]
     {
         static ONE_CPU: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
         let one_cpu = *ONE_CPU
             .get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() == 1));
         if one_cpu {
-            return 0;
+            return 64;
         }
     }
-    SPIN
+    0
 }
 
 impl Default for Options {
     fn default() -> Self {
         Self {
-            spin: default_spin(),
+            spin: 1 << 12,
+            yield_every: default_yield_every(),
             park_timeout: Duration::from_millis(10),
             stale_after: None,
         }
