@@ -614,10 +614,6 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         window: &mut [ReadOp<'_>],
         done: &mut D,
     ) -> bool {
-        if window.len() > F {
-            // Not reachable from `process_with`, which passes at most `F`.
-            return false;
-        }
         let merge = self.merge_limits(geometry);
         let (merging, gap, room) = match merge {
             Some((gap, room)) => (true, gap, room),
@@ -1295,8 +1291,8 @@ struct Scan {
 /// One pass over `ops` for [`Scan`], without branches (on scattered
 /// addresses the merge test's parts are coin tosses that branches would
 /// mispredict half the time, and the rest is cheaper to accumulate than to
-/// branch on), pushing each of the first `F` ops onto the empty `batch`
-/// with its index as its tag.
+/// branch on), pushing each op onto `batch` with its index as its tag. More
+/// than `F` ops fail the scan.
 #[inline(always)]
 fn scan_into<'o, const F: usize>(
     ops: &'o mut [ReadOp<'_>],
@@ -1309,8 +1305,15 @@ fn scan_into<'o, const F: usize>(
     // `u64::MAX` as the first predecessor's end never precedes an op.
     let mut prev_end = u64::MAX;
     batch.clear();
-    let ops = ops.iter_mut().take(F);
-    for (tag, op) in ops.enumerate() {
+    if ops.len() > F {
+        // Not reachable: the direct route takes at most `F` ops.
+        return Scan {
+            one_fragment: false,
+            near: false,
+            bytes: 0,
+        };
+    }
+    for (tag, op) in ops.iter_mut().enumerate() {
         let (addr, len) = (op.addr, op.buf.len() as u64);
         let (end, overflow) = addr.overflowing_add(len);
         // `len - 1` wraps for an empty op, so it fails the length test.
@@ -1324,8 +1327,8 @@ fn scan_into<'o, const F: usize>(
         near |= addr.wrapping_sub(prev_end) <= gap;
         bytes = bytes.wrapping_add(len);
         prev_end = end;
-        // SAFETY: `batch` was emptied above and this is one of at most `F`
-        // ops (`take(F)`), so it has room.
+        // SAFETY: `batch` was emptied above and holds `F`, and there are at
+        // most `F` ops (checked above), so it has room.
         unsafe { batch.push_unchecked(ReadOp::new(addr, &mut *op.buf, tag)) };
     }
     Scan {
