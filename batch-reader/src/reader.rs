@@ -639,10 +639,10 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         if merging && scan.near {
             // Some op starts within `gap` after its predecessor's end: the
             // planner's full test for extending a read at `prev` by `op`,
-            // without branches as in `scan`.
+            // without branches as in `scan_into`.
             let (mut prev_start, mut prev_end) = (0u64, u64::MAX);
             for op in batch.iter() {
-                // Cannot overflow: checked by `scan`.
+                // Cannot overflow: checked by `scan_into`.
                 let (addr, end) = (op.addr, op.addr + op.buf.len() as u64);
                 // Where `addr < prev_end` the other parts may wrap; their
                 // values then do not matter.
@@ -1276,7 +1276,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
     }
 }
 
-/// What [`scan`] finds in a direct-route window.
+/// What [`scan_into`] finds in a direct-route window.
 struct Scan {
     /// Every op is one fragment: not empty, at most `max_transfer` long, not
     /// past the end of the address space, and within one boundary unit.
