@@ -627,7 +627,11 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         // Bits above the boundary unit: an op stays in one unit when its
         // first and last byte agree on them.
         let unit = !geometry.boundary().map_or(u64::MAX, |b| b - 1);
-        let scan = scan(window, max_transfer, unit, gap);
+        // One pass: the scan, and the first backend call's ops built as it
+        // goes (tags are indices in the call). A window that fails the scan
+        // goes the general route, which costs far more than this.
+        let mut batch: heapless::Vec<ReadOp<'_>, F> = heapless::Vec::new();
+        let scan = scan_into(window, &mut batch, max_transfer, unit, gap);
         if !scan.one_fragment {
             return false;
         }
@@ -635,10 +639,10 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         if merging && scan.near {
             // Some op starts within `gap` after its predecessor's end: the
             // planner's full test for extending a read at `prev` by `op`,
-            // without branches as in `scan`.
+            // without branches as in `scan_into`.
             let (mut prev_start, mut prev_end) = (0u64, u64::MAX);
-            for op in window.iter() {
-                // Cannot overflow: checked by `scan`.
+            for op in batch.iter() {
+                // Cannot overflow: checked by `scan_into`.
                 let (addr, end) = (op.addr, op.addr + op.buf.len() as u64);
                 // Where `addr < prev_end` the other parts may wrap; their
                 // values then do not matter.
@@ -654,13 +658,8 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         }
         let bytes = scan.bytes;
         if any_merge {
+            drop(batch);
             return self.read_scattered_direct(geometry, window, bytes, done);
-        }
-        // The first backend call's ops; tags are indices in the call.
-        let mut batch: heapless::Vec<ReadOp<'_>, F> = heapless::Vec::new();
-        for (tag, op) in window.iter_mut().enumerate() {
-            // Cannot fail: the window holds at most F ops.
-            let _ = batch.push(ReadOp::new(op.addr, &mut *op.buf, tag));
         }
 
         let k = batch.len();
@@ -671,17 +670,18 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
             bytes_read: bytes,
             ..Counters::default()
         };
-        // Raw reports by window index. An op the backend does not report
-        // reads as `Incomplete`, as in `normalize`.
+        // Raw reports by window index, each "not reported" (which reads as
+        // `Incomplete`, as in `normalize`) until its report comes. Stored by
+        // tag, so that reports in any order, twice or with unknown tags need
+        // no path of their own: the last one for an op counts, as on the
+        // general route.
         let mut results: heapless::Vec<(usize, Option<ReadErrorKind>), F> = heapless::Vec::new();
+        fill_unreported(&mut results, k);
         let passed = k.min(geometry.max_ops());
+        let reports = &mut results[..passed];
         let accepted = self.backend.read_batch(&mut batch[..passed], |r| {
-            // Backends report in order as a rule: append. Anything else
-            // (out of order, twice, unknown tags) takes the general path.
-            if r.tag == results.len() && r.tag < passed {
-                let _ = results.push((r.valid, r.error));
-            } else {
-                store_report(&mut results, passed, r.tag, (r.valid, r.error));
+            if let Some(slot) = reports.get_mut(r.tag) {
+                *slot = (r.valid, r.error);
             }
         });
         drop(batch);
@@ -689,7 +689,6 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         let accepted = accepted.min(passed);
         if accepted == k {
             n.backend_ops = k as u64;
-            fill_unreported(&mut results, k);
         } else {
             self.direct_rest(geometry, window, &mut results, accepted, &mut n);
         }
@@ -1277,7 +1276,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
     }
 }
 
-/// What [`scan`] finds in a direct-route window.
+/// What [`scan_into`] finds in a direct-route window.
 struct Scan {
     /// Every op is one fragment: not empty, at most `max_transfer` long, not
     /// past the end of the address space, and within one boundary unit.
@@ -1289,25 +1288,48 @@ struct Scan {
     bytes: u64,
 }
 
-/// One pass over `ops` for [`Scan`], without branches: on scattered
+/// One pass over `ops` for [`Scan`], without branches (on scattered
 /// addresses the merge test's parts are coin tosses that branches would
 /// mispredict half the time, and the rest is cheaper to accumulate than to
-/// branch on.
-#[inline]
-fn scan(ops: &[ReadOp<'_>], max_transfer: u64, unit: u64, gap: u64) -> Scan {
+/// branch on), pushing each op onto `batch` with its index as its tag. More
+/// than `F` ops fail the scan.
+#[inline(always)]
+fn scan_into<'o, const F: usize>(
+    ops: &'o mut [ReadOp<'_>],
+    batch: &mut heapless::Vec<ReadOp<'o>, F>,
+    max_transfer: u64,
+    unit: u64,
+    gap: u64,
+) -> Scan {
     let (mut one_fragment, mut near, mut bytes) = (true, false, 0u64);
     // `u64::MAX` as the first predecessor's end never precedes an op.
     let mut prev_end = u64::MAX;
-    for op in ops {
+    batch.clear();
+    if ops.len() > F {
+        // Not reachable: the direct route takes at most `F` ops.
+        return Scan {
+            one_fragment: false,
+            near: false,
+            bytes: 0,
+        };
+    }
+    for (tag, op) in ops.iter_mut().enumerate() {
         let (addr, len) = (op.addr, op.buf.len() as u64);
         let (end, overflow) = addr.overflowing_add(len);
         // `len - 1` wraps for an empty op, so it fails the length test.
         one_fragment &= (len.wrapping_sub(1) < max_transfer)
             & !overflow
             & ((addr ^ end.wrapping_sub(1)) & unit == 0);
-        near |= (addr.wrapping_sub(prev_end) <= gap) & (addr >= prev_end);
+        // A prefilter for the full test, which the caller makes: where
+        // `addr < prev_end` the difference wraps past any gap short of
+        // 2^64 - (prev_end - addr), so at worst this calls for the full
+        // test in vain.
+        near |= addr.wrapping_sub(prev_end) <= gap;
         bytes = bytes.wrapping_add(len);
         prev_end = end;
+        // SAFETY: `batch` was emptied above and holds `F`, and there are at
+        // most `F` ops (checked above), so it has room.
+        unsafe { batch.push_unchecked(ReadOp::new(addr, &mut *op.buf, tag)) };
     }
     Scan {
         one_fragment,
@@ -1327,24 +1349,6 @@ fn normalize(
         None => (0, Some(ReadErrorKind::Incomplete)),
         Some((valid, _)) if valid >= len => (len, None),
         Some((valid, error)) => (valid, Some(error.unwrap_or(ReadErrorKind::Incomplete))),
-    }
-}
-
-/// Records a report that did not come in order: the ops not yet reported
-/// among the `passed` of the call read as `Incomplete` until they are.
-#[cold]
-#[inline(never)]
-fn store_report<const F: usize>(
-    results: &mut heapless::Vec<(usize, Option<ReadErrorKind>), F>,
-    passed: usize,
-    tag: usize,
-    result: (usize, Option<ReadErrorKind>),
-) {
-    if tag < passed {
-        fill_unreported(results, passed);
-        if let Some(slot) = results.get_mut(tag) {
-            *slot = result;
-        }
     }
 }
 

@@ -12,6 +12,8 @@
 //!    awaiting each read in turn (`auto_reader`) and as 8 and 64 joined
 //!    chains (`auto_reader_x8`, `auto_reader_x64`). More floors: the backend
 //!    alone on the same ops, fresh and reused (a batch without the reader),
+//!    the same after the pass that tests every op is one fragment of the
+//!    backend's geometry (`backend_checked`: the test no reader can skip),
 //!    one synchronous `read_val` per address (the calls `auto_reader`
 //!    makes, without the futures), and the same after one Pending per read
 //!    polled again at once (`yield_read_val`: the yield any reader batching
@@ -207,6 +209,39 @@ fn backend_sum(backend: &mut MemoryBackend<'_>, ops: &mut [ReadOp<'_>]) -> u64 {
         })
 }
 
+/// Whether every op of `ops` is one fragment of `geometry`: not empty, at
+/// most `max_transfer` long, not past the end of the address space, and
+/// within one boundary unit. The test any reader that honours a backend's
+/// geometry makes before it hands ops over as they are, in one pass without
+/// branches, as the crate's reader makes it.
+#[inline(always)]
+fn one_fragment_each(ops: &[ReadOp<'_>], geometry: Geometry) -> bool {
+    let max_transfer = geometry.max_transfer() as u64;
+    let unit = !geometry.boundary().map_or(u64::MAX, |b| b - 1);
+    let mut ok = true;
+    for op in ops {
+        let (addr, len) = (op.addr, op.buf.len() as u64);
+        let (end, overflow) = addr.overflowing_add(len);
+        ok &= (len.wrapping_sub(1) < max_transfer)
+            & !overflow
+            & ((addr ^ end.wrapping_sub(1)) & unit == 0);
+    }
+    ok
+}
+
+/// [`backend_sum`] after the one-fragment test of every op
+/// ([`one_fragment_each`]): a batch without a reader's bookkeeping, but
+/// with the check a reader cannot skip. 0 if an op fails it (none does
+/// here).
+#[inline(always)]
+fn checked_backend_sum(backend: &mut MemoryBackend<'_>, ops: &mut [ReadOp<'_>]) -> u64 {
+    let ops = black_box(ops);
+    if !one_fragment_each(ops, backend.geometry()) {
+        return 0;
+    }
+    backend_sum(backend, ops)
+}
+
 /// `K` chains joined, chain `k` awaiting the `k`-th `K`-th of `addrs` one
 /// read after the other: `K` reads per flush. The sums of the chains.
 async fn joined_chains<const K: usize, B: ReadBackend>(
@@ -272,7 +307,7 @@ fn seed(ctx: &Ctx) {
         .map(|_| (rng.next() as usize % ((1 << 20) - 8)) & !7)
         .collect();
     let (mem, addrs) = (&mem, &addrs);
-    let logs: [Log; 12] = Default::default();
+    let logs: [Log; 14] = Default::default();
     let [
         deque_log,
         batch_log,
@@ -286,6 +321,8 @@ fn seed(ctx: &Ctx) {
         auto64_log,
         backend_fresh_log,
         yield_log,
+        checked_log,
+        checked_reused_log,
     ] = &logs;
 
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -401,6 +438,25 @@ fn seed(ctx: &Ctx) {
         logged(
             backend_fresh_log,
             timed_fresh::<BATCH>(addrs, |ops| backend_sum(&mut backend, ops)),
+        )
+    });
+    // Floors too: the backend on the same ops after the one pass over them
+    // that tests each is one fragment of the geometry, the test a reader
+    // must make before it hands the ops over as they are (an op across a
+    // boundary must be split). What is left of a batch when a reader keeps
+    // nothing for its ops' completions.
+    let mut backend = MemoryBackend::new(mem, geometry);
+    c.variant("backend_checked", move || {
+        logged(
+            checked_log,
+            timed_fresh::<BATCH>(addrs, |ops| checked_backend_sum(&mut backend, ops)),
+        )
+    });
+    let mut backend = MemoryBackend::new(mem, geometry);
+    c.variant("backend_checked_reused", move || {
+        logged(
+            checked_reused_log,
+            timed_reused::<BATCH>(addrs, |ops| checked_backend_sum(&mut backend, ops)),
         )
     });
     // One synchronous `read_val` per address: one backend call per read,
@@ -573,6 +629,31 @@ fn seed(ctx: &Ctx) {
         "batch",
         "seed.backend_only_reused.rate_vs_ops_by_hand_reused",
         paired(by_hand_reused_log, backend_log),
+        "x",
+    );
+    row(
+        "batch",
+        "seed.backend_checked.rate_vs_ops_by_hand",
+        paired(by_hand_log, checked_log),
+        "x",
+    );
+    row(
+        "batch",
+        "seed.backend_checked_reused.rate_vs_ops_by_hand_reused",
+        paired(by_hand_reused_log, checked_reused_log),
+        "x",
+    );
+    // The batch API against those floors: the reader's own share.
+    row(
+        "batch",
+        "seed.batch_api.rate_vs_backend_checked",
+        paired(checked_log, batch_log),
+        "x",
+    );
+    row(
+        "batch",
+        "seed.batch_api_reused.rate_vs_backend_checked_reused",
+        paired(checked_reused_log, reused_log),
         "x",
     );
     row(
