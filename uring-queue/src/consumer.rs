@@ -655,7 +655,7 @@ impl<T, const K: usize> Drop for Consumer<'_, T, K> {
 /// its slot pointer reloaded on every `pop`. By value, the half stays in
 /// registers.
 #[inline(never)]
-fn close_consumer<T>(line: &IndexLine, head: u32, keep: Keep<T>) {
+fn close_consumer<T>(line: &IndexLine, head: u32, _keep: Keep<T>) {
     // The head first, then the flag: a producer (or a ring being dropped)
     // that sees the flag sees the final head, and never a popped element as
     // still queued. Only a deferred-release consumer or an abandoned `Batch`
@@ -666,7 +666,8 @@ fn close_consumer<T>(line: &IndexLine, head: u32, keep: Keep<T>) {
     }
     // Release: every read of a slot happened before the producer sees this.
     line.closed.store(1, Ordering::Release);
-    drop(keep);
+    // `_keep` (the heap storage's handle, if any) is dropped on return,
+    // after the flag.
 }
 
 /// Published elements lent by [`Consumer::read_chunk`], read in place.

@@ -482,11 +482,12 @@ impl<T> Drop for Producer<'_, T> {
 /// so that a caller's loop keeps the half in registers (see the consumer's
 /// `close_consumer`).
 #[inline(never)]
-fn close_producer<T>(line: &IndexLine, keep: Keep<T>) {
+fn close_producer<T>(line: &IndexLine, _keep: Keep<T>) {
     // Release: a consumer that sees the flag also sees every element
     // published before it.
     line.closed.store(1, Ordering::Release);
-    drop(keep);
+    // `_keep` (the heap storage's handle, if any) is dropped on return,
+    // after the flag.
 }
 
 /// Free slots lent by [`Producer::write_chunk`], written in place.
