@@ -3,8 +3,10 @@
 use crate::Error;
 use crate::loom::Ordering;
 use crate::producer::Keep;
-use crate::raw::{MAX_CAPACITY, RawRing};
+use crate::raw::{IndexLine, MAX_CAPACITY, RawRing};
 use core::marker::PhantomData;
+use core::mem::ManuallyDrop;
+use core::ptr::NonNull;
 use core::{fmt, slice};
 
 /// The reading half of a ring.
@@ -76,10 +78,17 @@ use core::{fmt, slice};
 )]
 pub struct Consumer<'a, T, const K: usize = 1> {
     raw: RawRing<T>,
+    /// Slot 0 and the index mask, copied out of the geometry as the producer
+    /// does: a deferred consumer's `pop` (`K > 1`) reads nothing but this
+    /// half and the slot (see `pop` on why `K = 1` does not), and the
+    /// capacity is `mask + 1` without a look at the geometry.
+    base: NonNull<T>,
+    mask: u32,
     head: u32,
     cached_tail: u32,
     corrupted: bool,
-    _keep: Keep<T>,
+    /// Dropped by hand, from a local (see `close_consumer`).
+    _keep: ManuallyDrop<Keep<T>>,
     _borrow: PhantomData<&'a ()>,
 }
 
@@ -91,7 +100,7 @@ unsafe impl<T: Send, const K: usize> Send for Consumer<'_, T, K> {}
 impl<T, const K: usize> fmt::Debug for Consumer<'_, T, K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Consumer")
-            .field("capacity", &self.raw.capacity())
+            .field("capacity", &self.slots_total())
             .field("release_every", &K)
             .field("head", &self.head)
             .field("cached_tail", &self.cached_tail)
@@ -119,10 +128,14 @@ impl<'a, T, const K: usize> Consumer<'a, T, K> {
         let _ = Self::RELEASE_EVERY;
         Self {
             raw,
+            // SAFETY: `base` is the slot pointer of a valid ring (the
+            // caller's guarantee), so not null.
+            base: unsafe { NonNull::new_unchecked(raw.base()) },
+            mask: raw.slot_mask(),
             head,
             cached_tail: tail,
             corrupted: false,
-            _keep: keep,
+            _keep: ManuallyDrop::new(keep),
             _borrow: PhantomData,
         }
     }
@@ -137,7 +150,16 @@ impl<'a, T, const K: usize> Consumer<'a, T, K> {
     /// ```
     #[inline]
     pub fn capacity(&self) -> usize {
-        self.raw.capacity() as usize
+        self.slots_total() as usize
+    }
+
+    /// The capacity from this half's own copy of the mask. Going through the
+    /// ring's geometry instead would pick, at run time, between a pointer
+    /// into the storage and one into this half, which keeps the half in
+    /// memory (not registers) in the caller's loop.
+    #[inline(always)]
+    fn slots_total(&self) -> u32 {
+        self.mask + 1
     }
 
     /// Elements known readable, refreshed from the producer's tail when fewer
@@ -163,7 +185,7 @@ impl<'a, T, const K: usize> Consumer<'a, T, K> {
         }
         let tail = self.raw.producer().index.load(Ordering::Acquire);
         let ready = tail.wrapping_sub(self.head);
-        if ready > self.raw.capacity() || ready < self.cached_tail.wrapping_sub(self.head) {
+        if ready > self.slots_total() || ready < self.cached_tail.wrapping_sub(self.head) {
             return Err(self.latch());
         }
         self.cached_tail = tail;
@@ -206,9 +228,32 @@ impl<'a, T, const K: usize> Consumer<'a, T, K> {
         if self.available(1)? == 0 {
             return Err(Error::Empty);
         }
-        // SAFETY: the slot at `head` was published, so we own it; the head
-        // moves past it below, so the moved-out value is never read again.
-        let value = unsafe { self.raw.read(self.head) };
+        // K = 1 reads the slot through the ring's geometry (the slot pointer
+        // and mask loaded from the storage), a deferred consumer through its
+        // own copy. The difference is deliberate: with exact release, a
+        // consumer whose `pop` is leaner than the producer's `push` catches
+        // up with it and both fall into the slow state described at
+        // `RawRing` (measured: 40-55 Mops/s against 370-450). Deferring the
+        // release removes the head store that keeps the two in step, so the
+        // deferred consumer can afford the lean read (docs/benchmarks.md,
+        // spsc).
+        let value = if K == 1 {
+            // SAFETY: the slot at `head` was published, so we own it; the
+            // head moves past it below, so the moved-out value is never read
+            // again.
+            unsafe { self.raw.read(self.head) }
+        } else {
+            self.raw.track(self.head, 1, false);
+            // SAFETY: as above; `base` and `mask` are the ring's own (copied
+            // in `new`), so the slot lies among its `capacity` contiguous
+            // slots.
+            unsafe {
+                self.base
+                    .as_ptr()
+                    .add((self.head & self.mask) as usize)
+                    .read()
+            }
+        };
         if K == 1 {
             self.raw.advance_head(&mut self.head, 1);
         } else {
@@ -278,7 +323,7 @@ impl<'a, T, const K: usize> Consumer<'a, T, K> {
     #[inline]
     pub fn pending(&self) -> usize {
         let published = self.raw.consumer().index.load(Ordering::Relaxed);
-        self.head.wrapping_sub(published).min(self.raw.capacity()) as usize
+        self.head.wrapping_sub(published).min(self.slots_total()) as usize
     }
 
     /// The release interval `K` (1 unless deferred).
@@ -327,7 +372,7 @@ impl<'a, T, const K: usize> Consumer<'a, T, K> {
     /// ```
     #[inline]
     pub fn batch(&mut self) -> Result<Batch<'_, 'a, T, K>, Error> {
-        let ready = self.available(self.raw.capacity())?;
+        let ready = self.available(self.slots_total())?;
         let end = self.head.wrapping_add(ready);
         Ok(Batch {
             consumer: self,
@@ -386,7 +431,7 @@ impl<'a, T, const K: usize> Consumer<'a, T, K> {
         }
         let tail = self.raw.producer().index.load(Ordering::Acquire);
         let ready = tail.wrapping_sub(self.head);
-        if ready > self.raw.capacity() || ready < self.cached_tail.wrapping_sub(self.head) {
+        if ready > self.slots_total() || ready < self.cached_tail.wrapping_sub(self.head) {
             // Invalid tail: the next operation latches; report nothing.
             return 0;
         }
@@ -593,14 +638,36 @@ impl<T: Copy, const K: usize> Consumer<'_, T, K> {
 }
 
 impl<T, const K: usize> Drop for Consumer<'_, T, K> {
+    #[inline]
     fn drop(&mut self) {
-        // The head first, then the flag: a producer (or a ring being dropped)
-        // that sees the flag sees the final head, and never a popped element
-        // as still queued.
-        self.release();
-        // Release: every read of a slot happened before the producer sees this.
-        self.raw.consumer().closed.store(1, Ordering::Release);
+        // SAFETY: `_keep` is not used again: this is the half's `drop`.
+        let keep = unsafe { ManuallyDrop::take(&mut self._keep) };
+        close_consumer(self.raw.consumer(), self.head, keep);
     }
+}
+
+/// The consumer's `drop`, out of line and given the half's fields by value.
+///
+/// A caller whose loop can unwind (an `assert!`, an `unwrap`) drops the half
+/// on its cleanup path; were that drop given the half's address (a `&mut
+/// self` method not inlined there, or `Arc`'s slow path on a field), the
+/// half would be kept in memory for the whole loop, its head stored back and
+/// its slot pointer reloaded on every `pop`. By value, the half stays in
+/// registers.
+#[inline(never)]
+fn close_consumer<T>(line: &IndexLine, head: u32, _keep: Keep<T>) {
+    // The head first, then the flag: a producer (or a ring being dropped)
+    // that sees the flag sees the final head, and never a popped element as
+    // still queued. Only a deferred-release consumer or an abandoned `Batch`
+    // leaves it unpublished; storing it again otherwise changes nothing.
+    if line.index.load(Ordering::Relaxed) != head {
+        // Release, as in `RawRing::publish_head`.
+        line.index.store(head, Ordering::Release);
+    }
+    // Release: every read of a slot happened before the producer sees this.
+    line.closed.store(1, Ordering::Release);
+    // `_keep` (the heap storage's handle, if any) is dropped on return,
+    // after the flag.
 }
 
 /// Published elements lent by [`Consumer::read_chunk`], read in place.

@@ -2,8 +2,9 @@
 
 use crate::Error;
 use crate::loom::Ordering;
-use crate::raw::RawRing;
+use crate::raw::{IndexLine, RawRing};
 use core::marker::PhantomData;
+use core::mem::ManuallyDrop;
 use core::ptr::NonNull;
 use core::{fmt, slice};
 use zerocopy::FromBytes;
@@ -77,7 +78,8 @@ pub struct Producer<'a, T> {
     /// subtraction and compare.
     limit: u32,
     corrupted: bool,
-    _keep: Keep<T>,
+    /// Dropped by hand, from a local (see `close_producer`).
+    _keep: ManuallyDrop<Keep<T>>,
     _borrow: PhantomData<&'a ()>,
 }
 
@@ -90,7 +92,7 @@ unsafe impl<T: Send> Send for Producer<'_, T> {}
 impl<T> fmt::Debug for Producer<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Producer")
-            .field("capacity", &self.raw.capacity())
+            .field("capacity", &self.slots_total())
             .field("tail", &self.tail)
             .field("limit", &self.limit)
             .field("corrupted", &self.corrupted)
@@ -114,7 +116,7 @@ impl<'a, T> Producer<'a, T> {
             tail,
             limit: head.wrapping_add(raw.capacity()),
             corrupted: false,
-            _keep: keep,
+            _keep: ManuallyDrop::new(keep),
             _borrow: PhantomData,
         }
     }
@@ -129,7 +131,16 @@ impl<'a, T> Producer<'a, T> {
     /// ```
     #[inline]
     pub fn capacity(&self) -> usize {
-        self.raw.capacity() as usize
+        self.slots_total() as usize
+    }
+
+    /// The capacity from this half's own copy of the mask. Going through the
+    /// ring's geometry instead would pick, at run time, between a pointer
+    /// into the storage and one into this half, which keeps the half in
+    /// memory (not registers) in the caller's loop.
+    #[inline(always)]
+    fn slots_total(&self) -> u32 {
+        self.mask + 1
     }
 
     /// Free slots in the cache's view, refreshed from the consumer's head when
@@ -157,14 +168,14 @@ impl<'a, T> Producer<'a, T> {
         if self.tail.wrapping_sub(head) > self.tail.wrapping_sub(self.cached_head()) {
             return Err(self.latch());
         }
-        self.limit = head.wrapping_add(self.raw.capacity());
+        self.limit = head.wrapping_add(self.slots_total());
         Ok(self.limit.wrapping_sub(self.tail))
     }
 
     /// The consumer head as last seen.
     #[inline(always)]
     fn cached_head(&self) -> u32 {
-        self.limit.wrapping_sub(self.raw.capacity())
+        self.limit.wrapping_sub(self.slots_total())
     }
 
     /// Remembers a violation for good. The cache is set to "full", so the
@@ -459,11 +470,24 @@ impl<T: Copy + FromBytes> Producer<'_, T> {
 }
 
 impl<T> Drop for Producer<'_, T> {
+    #[inline]
     fn drop(&mut self) {
-        // Release: a consumer that sees the flag also sees every element
-        // published before it.
-        self.raw.producer().closed.store(1, Ordering::Release);
+        // SAFETY: `_keep` is not used again: this is the half's `drop`.
+        let keep = unsafe { ManuallyDrop::take(&mut self._keep) };
+        close_producer(self.raw.producer(), keep);
     }
+}
+
+/// The producer's `drop`, out of line and given the half's fields by value,
+/// so that a caller's loop keeps the half in registers (see the consumer's
+/// `close_consumer`).
+#[inline(never)]
+fn close_producer<T>(line: &IndexLine, _keep: Keep<T>) {
+    // Release: a consumer that sees the flag also sees every element
+    // published before it.
+    line.closed.store(1, Ordering::Release);
+    // `_keep` (the heap storage's handle, if any) is dropped on return,
+    // after the flag.
 }
 
 /// Free slots lent by [`Producer::write_chunk`], written in place.

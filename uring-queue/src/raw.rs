@@ -137,8 +137,10 @@ impl<T> Copy for Locus<T> {}
 /// (dangling is fine when `AccessTracker` is zero-sized), and `capacity` is a
 /// power of two no larger than [`MAX_CAPACITY`].
 ///
-/// The consumer reaches a stored geometry through a pointer; the producer's
-/// `push` uses its own copy of the slot pointer and mask (see `Producer`).
+/// The default consumer's `pop` reaches a stored geometry through a pointer;
+/// the producer's `push`, and a deferred-release consumer's `pop`, use their
+/// own copies of the slot pointer and mask (see `Producer` and
+/// `Consumer::pop`).
 /// The asymmetry is deliberate: an element-wise SPSC ring runs fastest when
 /// the consumer trails the producer by many slots, so that each cache line of
 /// slots crosses between the cores once. A consumer whose `pop` is cheaper
