@@ -216,7 +216,6 @@ impl Transport for Async<'_, '_, '_> {
         let client = &conn.client;
         let depth = depth.clamp(1, SLOTS);
         let mut batch = Batch::with_capacity(depth);
-        let mut replies = Vec::with_capacity(depth);
         client.block_on(async {
             let start = Instant::now();
             let mut left = count;
@@ -228,10 +227,9 @@ impl Transport for Async<'_, '_, '_> {
                     for _ in 0..k {
                         batch.start(client.submit(conn.request(len)?)).await;
                     }
-                    batch.finish(&mut replies).await;
-                    for reply in replies.drain(..) {
-                        conn.check(reply, len)?;
-                    }
+                    // Each reply checked as soon as it and those before it
+                    // are in, as the blocking loop checks each as it waits.
+                    batch.finish(|reply| conn.check(reply, len)).await?;
                 }
                 left -= k;
             }
@@ -242,7 +240,8 @@ impl Transport for Async<'_, '_, '_> {
 
 /// Futures started as they are added (polled once at once, so a `submit`
 /// future hands its request to the server before the next one is built,
-/// as the blocking loop does), then finished together.
+/// as the blocking loop does), then finished together, each output handed
+/// on in order as soon as it and those before it are ready.
 struct Batch<F: Future> {
     futures: Vec<F>,
     outputs: Vec<Option<F::Output>>,
@@ -266,13 +265,17 @@ impl<F: Future + Unpin> Batch<F> {
         self.futures.push(future);
     }
 
-    /// Polls every unfinished future to completion and moves all outputs,
-    /// in order, to `out`. Polling resumes at the first unfinished future
-    /// and stops at the next that is still pending, so replies that come
-    /// back in order cost one poll each.
-    async fn finish(&mut self, out: &mut Vec<F::Output>) {
+    /// Polls every unfinished future to completion and hands each output,
+    /// in order, to `each` as soon as it and those before it are ready.
+    /// Polling resumes at the first unfinished future and stops at the next
+    /// that is still pending, so replies that come back in order cost one
+    /// poll each. Stops at the first error `each` returns.
+    async fn finish<E>(
+        &mut self,
+        mut each: impl FnMut(F::Output) -> Result<(), E>,
+    ) -> Result<(), E> {
         let mut next = 0;
-        poll_fn(|cx| {
+        let result = poll_fn(|cx| {
             for (f, done) in self.futures.iter_mut().zip(&mut self.outputs).skip(next) {
                 if done.is_some() {
                     continue;
@@ -282,18 +285,22 @@ impl<F: Future + Unpin> Batch<F> {
                     Poll::Pending => break,
                 }
             }
-            while next < self.outputs.len() && self.outputs[next].is_some() {
+            while let Some(v) = self.outputs.get_mut(next).and_then(Option::take) {
                 next += 1;
+                if let Err(e) = each(v) {
+                    return Poll::Ready(Err(e));
+                }
             }
             if next == self.outputs.len() {
-                Poll::Ready(())
+                Poll::Ready(Ok(()))
             } else {
                 Poll::Pending
             }
         })
         .await;
         self.futures.clear();
-        out.extend(self.outputs.drain(..).map(|v| v.expect("finished")));
+        self.outputs.clear();
+        result
     }
 }
 
@@ -365,7 +372,13 @@ mod tests {
                         let value = i as u32;
                         batch.start(After { polls, value }).await;
                     }
-                    batch.finish(&mut out).await;
+                    batch
+                        .finish(|v| {
+                            out.push(v);
+                            Ok::<(), ()>(())
+                        })
+                        .await
+                        .unwrap();
                 });
                 let mut rounds = 0;
                 while run.as_mut().poll(&mut cx).is_pending() {
