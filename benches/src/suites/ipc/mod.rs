@@ -29,7 +29,9 @@
 //!   in µs (the round-trip latency with one in flight);
 //! - `<test>.<variant>.t_vs_unix`: median over rounds of the paired ratio of
 //!   its time to `unix`'s;
-//! - `<test>.<variant>.t_vs_memcpy2`: the same against `memcpy`.
+//! - `<test>.<variant>.t_vs_memcpy2`: the same against `memcpy`;
+//! - `<test>.uring_queue*.t_vs_memcpy_checked`: the crate's variants against
+//!   `memcpy_checked`, the floor of the work.
 //!
 //! A new transport needs a client implementing [`Transport`] (it owns or
 //! borrows its [`peer::Peer`]), a server function registered under its role
@@ -83,6 +85,8 @@ const QUICK_DEEP_MAX: usize = 64 << 10;
 
 const ANCHOR: &str = "unix";
 const MEMCPY: &str = "memcpy";
+/// The floor of the whole work: the copies and the checks.
+const MEMCPY_CHECKED: &str = "memcpy_checked";
 
 /// Requests per sample: as many as take the anchor about `target` (it is
 /// timed on a few batches first), within `[min, max]`, rounded up to whole
@@ -144,7 +148,7 @@ pub fn run(ctx: &Ctx) {
             ("uring_queue", &mut uring_queue),
             ("uring_queue_async", &mut uring_queue_async),
             (MEMCPY, &mut memcpy),
-            ("memcpy_checked", &mut memcpy_checked),
+            (MEMCPY_CHECKED, &mut memcpy_checked),
         ];
         for &depth in DEPTHS {
             for &(size, len) in SIZES {
@@ -202,6 +206,7 @@ fn measure(
         .map(|l| l.into_inner().split_off(1))
         .collect();
     let floor = names.iter().position(|n| *n == MEMCPY);
+    let checked = names.iter().position(|n| *n == MEMCPY_CHECKED);
     eprintln!(
         "  {:<18} {:>12} {:>10} {:>12}   ({count} requests per sample)",
         "variant", "per request", "t/unix", "t/memcpy2"
@@ -216,6 +221,12 @@ fn measure(
             .map(|f| paired_median(&times[i], &times[f]));
         if let Some(r) = vs_floor {
             row("ipc", &format!("{test}.{name}.t_vs_memcpy2"), r, "x");
+        }
+        // The crate against the floor of the whole work (copies and
+        // checks, one after the other on one core).
+        if let Some(f) = checked.filter(|_| name.starts_with("uring_queue")) {
+            let r = paired_median(&times[i], &times[f]);
+            row("ipc", &format!("{test}.{name}.t_vs_memcpy_checked"), r, "x");
         }
         eprintln!(
             "  {name:<18} {us:>9.3} us {vs_unix:>9.3}x {:>11}",
