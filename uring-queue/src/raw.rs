@@ -115,7 +115,9 @@ enum Locus<T> {
     Stored(NonNull<Geometry<T>>),
     /// Carried in the half itself (shared regions: the only memory that
     /// outlives the halves there is the region, which the peer can write, so
-    /// the validated geometry cannot live in it).
+    /// the validated geometry cannot live in it). Not built under loom,
+    /// which models the in-process rings only.
+    #[cfg_attr(loom, allow(dead_code))]
     Carried(Geometry<T>),
 }
 
@@ -171,6 +173,7 @@ impl<T> RawRing<T> {
     /// The pointers must satisfy the type's invariant for as long as any copy
     /// of the returned value is used, and at most one producer and one
     /// consumer may be built on them.
+    #[cfg_attr(loom, allow(dead_code))]
     pub(crate) unsafe fn new(
         producer: NonNull<IndexLine>,
         consumer: NonNull<IndexLine>,
