@@ -296,7 +296,8 @@ struct Inner<'a, const N: usize, const K: usize> {
     corrupted: bool,
     /// Tasks waiting for a credit, all woken when one comes back.
     credit_wakers: [Option<Waker>; CREDIT_WAITERS],
-    /// Whether `credit_wakers` holds any.
+    /// Whether `credit_wakers` holds any: what routing reads, one flag
+    /// rather than eight slots on every completion.
     credit_waiting: bool,
     /// A thread parks on the client's wake flag (the one the server
     /// notifies): at most one at a time, the *driver*. Others park on
@@ -402,6 +403,27 @@ impl<const N: usize, const K: usize> Inner<'_, N, K> {
                 Ok(self.release(index))
             }
             State::Free { .. } | State::Done { .. } => Err(Error::Corrupted),
+        }
+    }
+
+    /// Keeps `waker` until a credit comes back. Returns a waker displaced
+    /// to make room (to wake, so that its task polls again) and `waker` if
+    /// one that wakes the same task is already kept (to drop); both after
+    /// the lock is released.
+    fn add_credit_waiter(&mut self, waker: Waker) -> (Option<Waker>, Option<Waker>) {
+        self.credit_waiting = true;
+        let wakers = &mut self.credit_wakers;
+        if wakers.iter().flatten().any(|w| w.will_wake(&waker)) {
+            (None, Some(waker))
+        } else if let Some(free) = wakers.iter_mut().find(|w| w.is_none()) {
+            *free = Some(waker);
+            (None, None)
+        } else {
+            // Full: the waker kept longest makes room.
+            let oldest = wakers[0].take();
+            wakers.rotate_left(1);
+            wakers[CREDIT_WAITERS - 1] = Some(waker);
+            (oldest, None)
         }
     }
 
@@ -1675,7 +1697,14 @@ impl<const N: usize, W: Notifier, const K: usize> Future for Submit<'_, '_, N, W
         let client = this.client;
         // Completions are routed at most once per poll, and only when the
         // state cannot move without them: no credit, or no reply yet.
+        // `Ok(true)`: some arrived, so look again.
         let mut routed = false;
+        let mut route = || -> Result<bool, Error> {
+            if core::mem::replace(&mut routed, true) {
+                return Ok(false);
+            }
+            client.poll_completions().map(|n| n > 0)
+        };
         loop {
             match core::mem::replace(&mut this.state, SubmitState::Finished) {
                 // Submitted with the waker in place: the reply cannot be
@@ -1691,17 +1720,14 @@ impl<const N: usize, W: Notifier, const K: usize> Future for Submit<'_, '_, N, W
                         error: Error::Busy,
                         value,
                     }) => {
-                        if !routed {
-                            routed = true;
-                            match client.poll_completions() {
-                                Ok(0) => {}
-                                // Credits may have come back: try again.
-                                Ok(_) => {
-                                    this.state = SubmitState::Start(value);
-                                    continue;
-                                }
-                                Err(e) => return Poll::Ready(Err(e)),
+                        match route() {
+                            Ok(false) => {}
+                            // Credits may have come back: try again.
+                            Ok(true) => {
+                                this.state = SubmitState::Start(value);
+                                continue;
                             }
+                            Err(e) => return Poll::Ready(Err(e)),
                         }
                         this.state = SubmitState::Start(value);
                         // Cloned before the lock: a call out to the executor.
@@ -1717,20 +1743,7 @@ impl<const N: usize, W: Notifier, const K: usize> Future for Submit<'_, '_, N, W
                                 cx.waker().wake_by_ref();
                                 return Poll::Pending;
                             }
-                            inner.credit_waiting = true;
-                            let wakers = &mut inner.credit_wakers;
-                            if wakers.iter().flatten().any(|w| w.will_wake(&waker)) {
-                                (None, Some(waker))
-                            } else if let Some(free) = wakers.iter_mut().find(|w| w.is_none()) {
-                                *free = Some(waker);
-                                (None, None)
-                            } else {
-                                // Full: the waker stored longest makes room.
-                                let oldest = wakers[0].take();
-                                wakers.rotate_left(1);
-                                wakers[CREDIT_WAITERS - 1] = Some(waker);
-                                (oldest, None)
-                            }
+                            inner.add_credit_waiter(waker)
                         };
                         drop(unused);
                         // Displaced: let that task poll again rather than
@@ -1743,26 +1756,17 @@ impl<const N: usize, W: Notifier, const K: usize> Future for Submit<'_, '_, N, W
                     Err(r) => return Poll::Ready(Err(r.error)),
                 },
                 SubmitState::Waiting(ticket) => {
-                    match client.poll_ticket(&ticket, Some(cx.waker())) {
-                        Poll::Pending if !routed => {
-                            routed = true;
-                            match client.poll_completions() {
-                                Ok(0) => {}
-                                // Ours may be among them: look again.
-                                Ok(_) => {
-                                    this.state = SubmitState::Waiting(ticket);
-                                    continue;
-                                }
-                                Err(e) => return Poll::Ready(Err(e)),
-                            }
+                    if let Poll::Ready(r) = client.poll_ticket(&ticket, Some(cx.waker())) {
+                        return Poll::Ready(r);
+                    }
+                    match route() {
+                        // Ours may be among them: look again.
+                        Ok(true) => this.state = SubmitState::Waiting(ticket),
+                        Ok(false) => {
                             this.state = SubmitState::Waiting(ticket);
                             return Poll::Pending;
                         }
-                        Poll::Pending => {
-                            this.state = SubmitState::Waiting(ticket);
-                            return Poll::Pending;
-                        }
-                        Poll::Ready(r) => return Poll::Ready(r),
+                        Err(e) => return Poll::Ready(Err(e)),
                     }
                 }
                 SubmitState::Finished => return Poll::Ready(Err(Error::Foreign)),
