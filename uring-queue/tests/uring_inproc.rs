@@ -249,21 +249,30 @@ fn a_dropped_future_discards_its_completion() {
     }
 }
 
+/// A waker that counts how often it was woken.
+struct WakeCount(core::sync::atomic::AtomicUsize);
+
+impl WakeCount {
+    fn new() -> alloc::sync::Arc<Self> {
+        alloc::sync::Arc::new(Self(core::sync::atomic::AtomicUsize::new(0)))
+    }
+
+    fn get(&self) -> usize {
+        self.0.load(core::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl alloc::task::Wake for WakeCount {
+    fn wake(self: alloc::sync::Arc<Self>) {
+        self.0.fetch_add(1, core::sync::atomic::Ordering::SeqCst);
+    }
+}
+
 #[test]
 fn futures_wait_for_credits_and_are_woken() {
-    use alloc::sync::Arc;
-    use alloc::task::Wake;
-    use core::sync::atomic::{AtomicUsize, Ordering};
-
-    struct Count(AtomicUsize);
-    impl Wake for Count {
-        fn wake(self: Arc<Self>) {
-            self.0.fetch_add(1, Ordering::SeqCst);
-        }
-    }
     let link = Link::new();
     let (client, mut server) = rings(&link, 1, 1);
-    let wakes = Arc::new(Count(AtomicUsize::new(0)));
+    let wakes = WakeCount::new();
     let waker = Waker::from(wakes.clone());
     let mut cx = Context::from_waker(&waker);
     let mut a = pin!(client.submit(Request::new(1)));
@@ -275,10 +284,10 @@ fn futures_wait_for_credits_and_are_woken() {
     server.complete(inc, 1, 0).unwrap();
     assert_eq!(client.poll_completions(), Ok(1));
     // `a`'s waker fired.
-    assert!(wakes.0.load(Ordering::SeqCst) >= 1);
+    assert!(wakes.get() >= 1);
     assert!(matches!(a.as_mut().poll(&mut cx), Poll::Ready(Ok(_))));
     // Taking `a`'s reply freed the credit and woke `b`.
-    assert!(wakes.0.load(Ordering::SeqCst) >= 2);
+    assert!(wakes.get() >= 2);
     assert!(b.as_mut().poll(&mut cx).is_pending());
     let inc = server.recv().unwrap();
     assert_eq!(inc.opcode(), 2);
@@ -291,29 +300,17 @@ fn futures_wait_for_credits_and_are_woken() {
 /// in turn while no credit is free), and a credit coming back wakes each.
 #[test]
 fn many_tasks_wait_for_credits_without_waking_each_other() {
-    use alloc::sync::Arc;
-    use alloc::task::Wake;
-    use core::sync::atomic::{AtomicUsize, Ordering};
-
-    struct Count(AtomicUsize);
-    impl Wake for Count {
-        fn wake(self: Arc<Self>) {
-            self.0.fetch_add(1, Ordering::SeqCst);
-        }
-    }
     let link = Link::new();
     // One ring credit, four slots.
     let (client, mut server) = rings(&link, 1, 1);
     let first = client.try_submit(Request::new(0)).unwrap();
-    let counts: Vec<Arc<Count>> = (0..3)
-        .map(|_| Arc::new(Count(AtomicUsize::new(0))))
-        .collect();
+    let counts: Vec<_> = (0..3).map(|_| WakeCount::new()).collect();
     let wakers: Vec<Waker> = counts.iter().map(|c| Waker::from(c.clone())).collect();
     let mut futs: Vec<_> = (1..=3)
         .map(|i| Box::pin(client.submit(Request::new(i))))
         .collect();
-    let woken = |counts: &[Arc<Count>]| -> Vec<usize> {
-        counts.iter().map(|c| c.0.load(Ordering::SeqCst)).collect()
+    let woken = |counts: &[alloc::sync::Arc<WakeCount>]| -> Vec<usize> {
+        counts.iter().map(|c| c.get()).collect()
     };
     // Every task polls twice while no credit is free: nobody is woken.
     for _ in 0..2 {
