@@ -125,9 +125,37 @@ impl Slot {
     };
 }
 
+/// The slot index a future holds while its op is the reader's solo op.
+const SOLO: usize = usize::MAX;
+
+/// The longest read that can be the solo op.
+const SOLO_BYTES: usize = 64;
+
+/// The solo op: a read awaited alone under the run that polls it, as each
+/// step of a single chain is. It is kept apart from the slots, so that such
+/// a read is queued, flushed and taken with a few stores and loads.
+///
+/// It exists only while the queue is empty: a second op queued before the
+/// flush first moves the solo op into a slot ([`Solo::Moved`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Solo {
+    /// None.
+    Empty,
+    /// Waiting for the next flush.
+    Queued { addr: u64, len: usize },
+    /// Read into `solo_buf`, with the offset and kind of its first failed
+    /// byte if any; taken when its future is polled or dropped.
+    Done(Option<(usize, ReadErrorKind)>),
+    /// Moved into this slot; its future takes the slot on its next poll.
+    Moved(usize),
+}
+
 /// Everything the futures share, behind the reader's one cell.
 struct Inner<B, S, const N: usize, const A: usize> {
     reader: Reader<B, S, DEFAULT_WINDOW, N>,
+    solo: Solo,
+    /// Where the solo op's bytes land.
+    solo_buf: [u8; SOLO_BYTES],
     staging: [u8; A],
     slots: [Slot; N],
     /// Indices of free slots.
@@ -157,10 +185,25 @@ fn copy_small(to: &mut [u8], from: &[u8]) {
 
 /// What a first poll got.
 enum Enqueued {
+    /// Became the solo op.
+    Solo,
     /// Queued in this slot; `true` if that filled the queue.
     Slot(usize, bool),
     /// No room (slots or staging): read at once, alone.
     Direct,
+}
+
+/// What polling the solo op found.
+enum SoloPoll {
+    /// Read; the copy to the caller is made.
+    Ready(Option<(usize, ReadErrorKind)>),
+    /// Still queued, under the run that flushes it.
+    Wait,
+    /// Moved into this slot: go on as that slot's future.
+    Slot(usize),
+    /// Still queued, polled where no run will flush it, and no slot to move
+    /// it to: flush it now.
+    Flush,
 }
 
 /// What polling a queued op found.
@@ -302,6 +345,8 @@ impl<B, S, const N: usize, const A: usize> AsyncReader<B, S, N, A> {
         Self {
             inner: UnsafeCell::new(Inner {
                 reader: Reader::with_window(backend, scratch),
+                solo: Solo::Empty,
+                solo_buf: [0; SOLO_BYTES],
                 staging: [0; A],
                 slots: [const { Slot::FREE }; N],
                 free,
@@ -481,21 +526,26 @@ impl<B, S, const N: usize, const A: usize> AsyncReader<B, S, N, A> {
     #[inline(never)]
     fn cancel(&self, idx: usize) {
         let waker = self.with(|inner| {
-            let slot = &mut inner.slots[idx];
-            let waker = slot.waker.take();
-            match slot.state {
-                SlotState::Queued => {
-                    slot.state = SlotState::Cancelled;
-                    inner.drop_cancelled();
-                }
-                SlotState::Done => inner.release(idx),
-                SlotState::Free | SlotState::Cancelled => {}
+            if idx != SOLO {
+                return inner.cancel_slot(idx);
             }
-            waker
+            match mem::replace(&mut inner.solo, Solo::Empty) {
+                Solo::Moved(idx) => inner.cancel_slot(idx),
+                Solo::Empty | Solo::Queued { .. } | Solo::Done(_) => None,
+            }
         });
         // A drop from inside the backend cannot touch the state: the slot
         // stays queued and is read and kept like a leaked future's.
         drop(waker);
+    }
+
+    /// Whether `cx` carries the very waker of the run being polled: the
+    /// quick form of `driven(cx) == (true, true)`, which it implies (a
+    /// waker that is not the same object but wakes the same task gets
+    /// `false` here and is told apart by `driven`).
+    #[inline(always)]
+    fn driving(&self, cx: &Context<'_>) -> bool {
+        ptr::eq(self.driver.get(), cx.waker())
     }
 
     /// The waker of the run being polled, if `cx` belongs to it.
@@ -514,6 +564,22 @@ impl<B, S, const N: usize, const A: usize> AsyncReader<B, S, N, A> {
 }
 
 impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
+    /// Takes slot `idx` away from its dropped future: it leaves the next
+    /// batch, or, if read, is freed with its staging. Returns its waker.
+    fn cancel_slot(&mut self, idx: usize) -> Option<Waker> {
+        let slot = self.slots.get_mut(idx)?;
+        let waker = slot.waker.take();
+        match slot.state {
+            SlotState::Queued => {
+                slot.state = SlotState::Cancelled;
+                self.drop_cancelled();
+            }
+            SlotState::Done => self.release(idx),
+            SlotState::Free | SlotState::Cancelled => {}
+        }
+        waker
+    }
+
     /// Frees a read or cancelled slot and its staging.
     #[inline]
     fn release(&mut self, idx: usize) {
@@ -572,9 +638,45 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
         self.bump = to;
     }
 
-    /// Queues a read of `len` (non-zero) bytes at `addr`.
+    /// Queues a read of `len` (non-zero) bytes at `addr`: as the solo op if
+    /// `solo` (polled under its run) and nothing else is queued, else in a
+    /// slot.
     #[inline]
-    fn enqueue(&mut self, addr: u64, len: usize) -> Enqueued {
+    fn enqueue(&mut self, addr: u64, len: usize, solo: bool) -> Enqueued {
+        if solo && self.solo == Solo::Empty && self.queue.is_empty() && len <= SOLO_BYTES {
+            self.solo = Solo::Queued { addr, len };
+            return Enqueued::Solo;
+        }
+        if let Solo::Queued { .. } = self.solo {
+            if !self.move_solo() {
+                // Read at once, so the solo op stays alone in the queue.
+                return Enqueued::Direct;
+            }
+        }
+        self.enqueue_slot(addr, len)
+    }
+
+    /// Moves a queued solo op into a slot, at the head of the queue (which
+    /// is empty while there is a solo op). Returns `false` if no slot or
+    /// staging is free, leaving it where it was.
+    #[cold]
+    #[inline(never)]
+    fn move_solo(&mut self) -> bool {
+        let Solo::Queued { addr, len } = self.solo else {
+            return true;
+        };
+        match self.enqueue_slot(addr, len) {
+            Enqueued::Slot(idx, _) => {
+                self.solo = Solo::Moved(idx);
+                true
+            }
+            Enqueued::Solo | Enqueued::Direct => false,
+        }
+    }
+
+    /// Queues a read of `len` (non-zero) bytes at `addr` in a slot.
+    #[inline]
+    fn enqueue_slot(&mut self, addr: u64, len: usize) -> Enqueued {
         if self.queue.is_full() || len > A {
             return Enqueued::Direct;
         }
@@ -598,6 +700,44 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
         // Cannot fail: checked above.
         let _ = self.queue.push(idx);
         Enqueued::Slot(idx, self.queue.is_full())
+    }
+
+    /// If the solo op is read, copies its valid prefix into `out`, frees it
+    /// and returns its failure.
+    #[inline]
+    fn take_solo(&mut self, out: &mut [u8]) -> Option<Option<(usize, ReadErrorKind)>> {
+        let Solo::Done(failure) = self.solo else {
+            return None;
+        };
+        let valid = failure.map_or(out.len(), |(v, _)| v).min(out.len());
+        if let (Some(to), Some(from)) = (out.get_mut(..valid), self.solo_buf.get(..valid)) {
+            copy_small(to, from);
+        }
+        self.solo = Solo::Empty;
+        Some(failure)
+    }
+
+    /// Where the solo op stands, for its future, polled under its run
+    /// (`driven`) or not.
+    fn poll_solo(&mut self, out: &mut [u8], driven: bool) -> SoloPoll {
+        if let Some(failure) = self.take_solo(out) {
+            return SoloPoll::Ready(failure);
+        }
+        match self.solo {
+            Solo::Queued { .. } if driven => SoloPoll::Wait,
+            Solo::Queued { .. } => {
+                if !self.move_solo() {
+                    return SoloPoll::Flush;
+                }
+                self.poll_solo(out, driven)
+            }
+            Solo::Moved(idx) => {
+                self.solo = Solo::Empty;
+                SoloPoll::Slot(idx)
+            }
+            // Not reachable for the future holding the solo op.
+            Solo::Empty | Solo::Done(_) => SoloPoll::Ready(Some((0, ReadErrorKind::Other))),
+        }
     }
 
     /// Where a queued op stands; if read, copies its valid prefix into `out`
@@ -625,6 +765,26 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
                 Status::Ready(Some((0, ReadErrorKind::Other)), None)
             }
         }
+    }
+
+    /// The flush of a queued solo op: one `read_buf` into its bytes.
+    /// Returns whether there was one.
+    #[inline(always)]
+    fn flush_solo(&mut self) -> bool
+    where
+        B: ReadBackend,
+        S: AsMut<[u8]>,
+    {
+        let Solo::Queued { addr, len } = self.solo else {
+            return false;
+        };
+        // The queue is empty while there is a solo op.
+        let failure = match self.solo_buf.get_mut(..len) {
+            Some(buf) => self.reader.read_buf(addr, buf).first_error(),
+            None => Some((0, ReadErrorKind::Other)),
+        };
+        self.solo = Solo::Done(failure);
+        true
     }
 
     /// The flush of a queue holding exactly one op, still queued: one
@@ -841,12 +1001,30 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
             return false;
         }
         self.busy.set(true);
-        let single = self.inner.with_mut(|p| {
+        let solo = self.inner.with_mut(|p| {
             // SAFETY: the reader is not `Sync`, so only this thread reaches
             // the cell, and `busy` was false, so no other borrow of it is
             // live. While this one is, `busy` is true, and every other way in
             // (`with`, `flush`, `read_now`) checks `busy` and stays out, also
             // when the backend reaches this reader again.
+            let inner = unsafe { &mut *p };
+            inner.flush_solo()
+        });
+        self.busy.set(false);
+        solo || self.flush_queue()
+    }
+
+    /// [`flush`](Self::flush) of the queue (no solo op). Out of line, so
+    /// that the flush of a solo op carries none of it.
+    #[inline(never)]
+    fn flush_queue(&self) -> bool {
+        if self.busy.get() {
+            return false;
+        }
+        self.busy.set(true);
+        let single = self.inner.with_mut(|p| {
+            // SAFETY: as in `flush`: the only borrow of the cell, guarded by
+            // `busy` against a backend that reaches this reader again.
             let inner = unsafe { &mut *p };
             inner.flush_single()
         });
@@ -919,6 +1097,13 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
         cx: &mut Context<'_>,
     ) -> Poll<Option<(usize, ReadErrorKind)>> {
         match *slot {
+            Some(SOLO) => {
+                if let Some(Some(failure)) = self.with(|inner| inner.take_solo(out)) {
+                    *slot = None;
+                    return Poll::Ready(failure);
+                }
+                // Not read yet, moved, or polled from inside the backend.
+            }
             Some(idx) => {
                 if let Some(Status::Ready(failure, waker)) =
                     self.with(|inner| inner.status(idx, out, cx))
@@ -931,15 +1116,23 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
                 // inside the backend.
             }
             None => {
-                if !out.is_empty() && self.driven(cx) == (true, true) {
-                    if let Some(queued) = self.with(|inner| inner.enqueue(addr, out.len())) {
-                        if let Enqueued::Slot(idx, false) = queued {
-                            // Queued under the run that polls it: nothing
-                            // to store, the run flushes and polls again.
-                            *slot = Some(idx);
-                            return Poll::Pending;
+                if !out.is_empty() && self.driving(cx) {
+                    if let Some(queued) = self.with(|inner| inner.enqueue(addr, out.len(), true)) {
+                        // Queued under the run that polls it: nothing to
+                        // store, the run flushes and polls again.
+                        match queued {
+                            Enqueued::Solo => {
+                                *slot = Some(SOLO);
+                                return Poll::Pending;
+                            }
+                            Enqueued::Slot(idx, false) => {
+                                *slot = Some(idx);
+                                return Poll::Pending;
+                            }
+                            Enqueued::Slot(_, true) | Enqueued::Direct => {
+                                return self.poll_op_slow(slot, addr, out, cx, Some(queued));
+                            }
                         }
-                        return self.poll_op_slow(slot, addr, out, cx, Some(queued));
                     }
                 }
             }
@@ -958,6 +1151,29 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
         cx: &mut Context<'_>,
         enqueued: Option<Enqueued>,
     ) -> Poll<Option<(usize, ReadErrorKind)>> {
+        if *slot == Some(SOLO) {
+            let driven = self.driven(cx) == (true, true);
+            match self.with(|inner| inner.poll_solo(out, driven)) {
+                // Polled from inside the backend: the flush has it.
+                None => return Poll::Ready(Some((0, ReadErrorKind::Other))),
+                Some(SoloPoll::Ready(failure)) => {
+                    *slot = None;
+                    return Poll::Ready(failure);
+                }
+                Some(SoloPoll::Wait) => return Poll::Pending,
+                Some(SoloPoll::Flush) => {
+                    self.flush();
+                    let failure = self.with(|inner| inner.take_solo(out)).flatten();
+                    *slot = None;
+                    return Poll::Ready(failure.unwrap_or_else(|| {
+                        // Not reachable: a flush reads a queued solo op.
+                        self.cancel(SOLO);
+                        Some((0, ReadErrorKind::Other))
+                    }));
+                }
+                Some(SoloPoll::Slot(idx)) => *slot = Some(idx),
+            }
+        }
         let first = slot.is_none();
         let idx = match *slot {
             Some(idx) => idx,
@@ -967,10 +1183,18 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
                 }
                 let queued = match enqueued {
                     Some(queued) => Some(queued),
-                    None => self.with(|inner| inner.enqueue(addr, out.len())),
+                    None => {
+                        let solo = self.driven(cx) == (true, true);
+                        self.with(|inner| inner.enqueue(addr, out.len(), solo))
+                    }
                 };
                 match queued {
                     None => return Poll::Ready(Some((0, ReadErrorKind::Other))),
+                    Some(Enqueued::Solo) => {
+                        // Queued under the run that polls it.
+                        *slot = Some(SOLO);
+                        return Poll::Pending;
+                    }
                     Some(Enqueued::Direct) => return Poll::Ready(self.read_now(addr, out)),
                     Some(Enqueued::Slot(idx, full)) => {
                         *slot = Some(idx);

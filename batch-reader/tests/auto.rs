@@ -327,11 +327,7 @@ impl Rng {
 #[test]
 fn random_cancellation() {
     let mem: Vec<u8> = (0..=255).collect();
-    let mut backend = MemoryBackend::new(&mem, Geometry::new(Some(32), 32, 6).expect("geometry"));
-    backend
-        .inject_fault(200..201, ReadErrorKind::Io)
-        .expect("room");
-    let r = AsyncReader::<_, _, 5, 48>::new(backend, [0u8; 16]);
+    let r = AsyncReader::<_, _, 5, 48>::new(chaos_backend(&mem), [0u8; 16]);
     let noop = Waker::noop();
     let mut cx = Context::from_waker(noop);
     let cases = if cfg!(miri) { 12 } else { 400 };
@@ -364,38 +360,62 @@ fn random_cancellation() {
             }
             // The rest are dropped here, queued, read or never polled.
         }
-        for (i, (&(addr, len), buf)) in specs.iter().zip(&bufs).enumerate() {
-            let expect_ok = |valid: usize| {
-                let a = addr as usize;
-                buf[..valid].iter().zip(a..).all(|(&x, at)| x == mem[at])
-            };
-            match outcomes[i] {
-                None => assert!(buf.iter().all(|&x| x == 0xee), "dropped future {i} wrote"),
-                Some(Ok(())) => {
-                    assert!(
-                        addr as usize + len <= 256 && !(addr..addr + len as u64).contains(&200)
-                    );
-                    assert!(expect_ok(len));
-                }
-                Some(Err(PartialRead { valid, kind })) => {
-                    assert!(valid < len);
-                    assert!(expect_ok(valid));
-                    let at = addr + valid as u64;
-                    assert_eq!(
-                        kind,
-                        if at == 200 {
-                            ReadErrorKind::Io
-                        } else {
-                            ReadErrorKind::OutOfBounds
-                        }
-                    );
-                }
-            }
-            assert!(buf[len..].iter().all(|&x| x == 0xee));
-        }
+        check_outcomes(&mem, &specs, &bufs, &outcomes);
     }
-    // Every slot and all staging came back: a full queue of full-size reads
-    // still batches.
+    all_came_back(&r);
+}
+
+/// The setup of the random cancellation tests: bytes 0..=255 with byte 200
+/// failing, boundaries every 32 bytes, 6 ops per call.
+fn chaos_backend(mem: &[u8]) -> MemoryBackend<'_> {
+    let mut backend = MemoryBackend::new(mem, Geometry::new(Some(32), 32, 6).expect("geometry"));
+    backend
+        .inject_fault(200..201, ReadErrorKind::Io)
+        .expect("room");
+    backend
+}
+
+/// What random cancellation must leave: every future that completed holds
+/// exactly its bytes (or its valid prefix and the right failure); every
+/// buffer whose future was dropped unresolved is untouched.
+fn check_outcomes(
+    mem: &[u8],
+    specs: &[(u64, usize)],
+    bufs: &[[u8; 12]],
+    outcomes: &[Option<Result<(), PartialRead>>],
+) {
+    for (i, (&(addr, len), buf)) in specs.iter().zip(bufs).enumerate() {
+        let expect_ok = |valid: usize| {
+            let a = addr as usize;
+            buf[..valid].iter().zip(a..).all(|(&x, at)| x == mem[at])
+        };
+        match outcomes[i] {
+            None => assert!(buf.iter().all(|&x| x == 0xee), "dropped future {i} wrote"),
+            Some(Ok(())) => {
+                assert!(addr as usize + len <= 256 && !(addr..addr + len as u64).contains(&200));
+                assert!(expect_ok(len));
+            }
+            Some(Err(PartialRead { valid, kind })) => {
+                assert!(valid < len);
+                assert!(expect_ok(valid));
+                let at = addr + valid as u64;
+                assert_eq!(
+                    kind,
+                    if at == 200 {
+                        ReadErrorKind::Io
+                    } else {
+                        ReadErrorKind::OutOfBounds
+                    }
+                );
+            }
+        }
+        assert!(buf[len..].iter().all(|&x| x == 0xee));
+    }
+}
+
+/// Every slot, the solo op and all staging came back: a full queue of
+/// full-size reads still batches.
+fn all_came_back(r: &AsyncReader<MemoryBackend<'_>, [u8; 16], 5, 48>) {
     let mut bufs = [[0u8; 8]; 5];
     let [a, b, c, d, e] = &mut bufs;
     let before = r.counters().backend_calls;
@@ -410,6 +430,178 @@ fn random_cancellation() {
     // Two reads merge within the 32-byte boundary, so the backend sees one call.
     assert_eq!(r.counters().backend_calls - before, 1);
     assert_eq!(bufs[4], [40, 41, 42, 43, 44, 45, 46, 47]);
+}
+
+/// As `random_cancellation`, with the futures polled inside a run: with the
+/// run's own context (a read queued alone becomes the solo op, a second one
+/// moves it into a slot), with another waker (as a future that left its run
+/// would be), or dropped, and the run flushing whenever its future returns
+/// `Pending`. Run under Miri, this is the check for the solo op's paths.
+#[test]
+fn random_cancellation_under_a_run() {
+    let mem: Vec<u8> = (0..=255).collect();
+    let mut r = AsyncReader::<_, _, 5, 48>::new(chaos_backend(&mem), [0u8; 16]);
+    let cases = if cfg!(miri) { 12 } else { 400 };
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    for _ in 0..cases {
+        let mut bufs = [[0xeeu8; 12]; 6];
+        let specs: Vec<(u64, usize)> = (0..6)
+            .map(|_| (rng.next() % 256, 1 + (rng.next() % 12) as usize))
+            .collect();
+        let mut outcomes: Vec<Option<Result<(), PartialRead>>> = vec![None; 6];
+        let steps = 1 + rng.next() % 4;
+        {
+            let (bufs, specs, outcomes, rng) = (&mut bufs, &specs, &mut outcomes, &mut rng);
+            block_on(r.run(|r| {
+                let mut futs: Vec<_> = bufs
+                    .iter_mut()
+                    .zip(specs)
+                    .map(|(b, &(addr, len))| Some(Box::pin(r.read(addr, &mut b[..len]))))
+                    .collect();
+                let mut step = 0;
+                core::future::poll_fn(move |cx| {
+                    let foreign = Waker::noop();
+                    let mut foreign = Context::from_waker(foreign);
+                    for _ in 0..4 {
+                        let i = (rng.next() % 6) as usize;
+                        let action = rng.next() % 4;
+                        if action == 0 {
+                            futs[i] = None;
+                            continue;
+                        }
+                        if let Some(f) = futs[i].as_mut() {
+                            let polled = if action == 1 {
+                                f.as_mut().poll(&mut foreign)
+                            } else {
+                                f.as_mut().poll(cx)
+                            };
+                            if let Poll::Ready(o) = polled {
+                                outcomes[i] = Some(o);
+                                futs[i] = None;
+                            }
+                        }
+                    }
+                    step += 1;
+                    if step < steps {
+                        // Come back: after a flush if reads are queued, else
+                        // through the executor.
+                        cx.waker().wake_by_ref();
+                        return Poll::Pending;
+                    }
+                    // The rest are dropped here, queued, read or never polled.
+                    futs.clear();
+                    Poll::Ready(())
+                })
+            }));
+        }
+        check_outcomes(&mem, &specs, &bufs, &outcomes);
+        // Nothing is left queued: one read under a run is one op.
+        let ops = r.counters().ops;
+        assert_eq!(block_on(r.run(|r| r.read_val::<u8>(7))), Ok(7));
+        assert_eq!(r.counters().ops - ops, 1);
+    }
+    all_came_back(&r);
+}
+
+/// The solo op's ways out, one by one: taken under its run, moved into a
+/// slot by a second read, moved when polled with another waker, and
+/// dropped while queued, while moved and while read.
+#[test]
+fn the_solo_op_moves_and_drops_cleanly() {
+    let mem: Vec<u8> = (0..64).collect();
+    let backend = MemoryBackend::new(&mem, Geometry::new(None, 64, 64).expect("geometry"));
+    let mut r = AsyncReader::<_, _, 4, 64>::new(backend, [0u8; 0]);
+    let foreign = Waker::noop();
+
+    // Polled with another waker while queued: it moves into a slot and is
+    // woken by the run's flush.
+    let got = block_on(r.run(|r| {
+        let mut a = Box::pin(r.read_val::<u8>(3));
+        let mut polls = 0;
+        core::future::poll_fn(move |cx| {
+            polls += 1;
+            match polls {
+                1 => {
+                    assert_eq!(a.as_mut().poll(cx), Poll::Pending);
+                    let mut other = Context::from_waker(foreign);
+                    assert_eq!(a.as_mut().poll(&mut other), Poll::Pending);
+                    Poll::Pending
+                }
+                _ => a.as_mut().poll(cx),
+            }
+        })
+    }));
+    assert_eq!(got, Ok(3));
+    let c = r.counters();
+    assert_eq!((c.backend_calls, c.ops), (1, 1));
+
+    // Dropped while queued alone: nothing is read.
+    let got = block_on(r.run(|r| {
+        let mut a = Some(Box::pin(r.read_val::<u8>(5)));
+        let mut b = Box::pin(r.read_val::<u8>(6));
+        core::future::poll_fn(move |cx| {
+            if let Some(mut f) = a.take() {
+                assert_eq!(f.as_mut().poll(cx), Poll::Pending);
+                drop(f);
+            }
+            b.as_mut().poll(cx)
+        })
+    }));
+    assert_eq!(got, Ok(6));
+    let c = r.counters();
+    assert_eq!((c.backend_calls, c.ops), (2, 2));
+
+    // Moved into a slot by a second read, then dropped: the batch reads
+    // only the second.
+    let got = block_on(r.run(|r| {
+        let mut a = Some(Box::pin(r.read_val::<u8>(7)));
+        let mut b = Box::pin(r.read_val::<u8>(8));
+        core::future::poll_fn(move |cx| {
+            if let Some(mut f) = a.take() {
+                assert_eq!(f.as_mut().poll(cx), Poll::Pending);
+                assert_eq!(b.as_mut().poll(cx), Poll::Pending);
+                drop(f);
+                return Poll::Pending;
+            }
+            b.as_mut().poll(cx)
+        })
+    }));
+    assert_eq!(got, Ok(8));
+    let c = r.counters();
+    assert_eq!((c.backend_calls, c.ops), (3, 3));
+
+    // Read, then dropped before it is taken: the next read is solo again.
+    let got = block_on(r.run(|r| {
+        let mut a = Some(Box::pin(r.read_val::<u8>(9)));
+        let mut b = Box::pin(r.read_val::<u8>(10));
+        let mut polls = 0;
+        core::future::poll_fn(move |cx| {
+            polls += 1;
+            if polls == 1 {
+                if let Some(f) = a.as_mut() {
+                    assert_eq!(f.as_mut().poll(cx), Poll::Pending);
+                }
+                return Poll::Pending;
+            }
+            a = None;
+            b.as_mut().poll(cx)
+        })
+    }));
+    assert_eq!(got, Ok(10));
+    let c = r.counters();
+    assert_eq!((c.backend_calls, c.ops), (5, 5));
+
+    // Every slot came back: four joined reads are one call.
+    let got = block_on(r.run(|r| {
+        embassy_futures::join::join4(
+            r.read_val::<u8>(1),
+            r.read_val::<u8>(11),
+            r.read_val::<u8>(21),
+            r.read_val::<u8>(31),
+        )
+    }));
+    assert_eq!(got, (Ok(1), Ok(11), Ok(21), Ok(31)));
+    assert_eq!(r.counters().backend_calls, 6);
 }
 
 #[test]
