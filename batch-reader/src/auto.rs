@@ -1409,14 +1409,14 @@ impl<Fut: Future, B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize
         let reader = this.reader;
         // SAFETY: see above; `this.future` stays where it is.
         let mut future = unsafe { Pin::new_unchecked(&mut this.future) };
+        // Restores the outer driver when this poll returns, also if the
+        // future panics, so a reader used after a caught panic holds no
+        // pointer to this poll's waker. The flushes between polls keep it:
+        // they run no future (a future polled from inside the backend finds
+        // the reader busy), and no other context carries this very waker.
+        let _driving = Driving::new(&reader.driver, cx.waker());
         loop {
-            let polled = {
-                // Restores the outer driver also if the future panics, so a
-                // reader used after a caught panic holds no pointer to this
-                // poll's waker.
-                let _driving = Driving::new(&reader.driver, cx.waker());
-                future.as_mut().poll(cx)
-            };
+            let polled = future.as_mut().poll(cx);
             if polled.is_ready() {
                 return polled;
             }

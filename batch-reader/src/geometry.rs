@@ -23,7 +23,10 @@ use crate::GeometryError;
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Geometry {
-    boundary_mask: Option<u64>,
+    /// The boundary minus one, or all ones for none (no power of two that
+    /// fits in a `u64` gives that mask): every test against it is then one
+    /// `and`, with no case for "no boundary".
+    boundary_mask: u64,
     max_transfer: usize,
     max_ops: usize,
 }
@@ -56,9 +59,9 @@ impl Geometry {
         max_ops: usize,
     ) -> Result<Self, GeometryError> {
         let boundary_mask = match boundary {
-            Some(b) if b.is_power_of_two() => Some(b - 1),
+            Some(b) if b.is_power_of_two() => b - 1,
             Some(b) => return Err(GeometryError::BadBoundary(b)),
-            None => None,
+            None => u64::MAX,
         };
         if max_transfer == 0 {
             return Err(GeometryError::ZeroTransfer);
@@ -87,8 +90,8 @@ impl Geometry {
     #[inline]
     pub const fn boundary(&self) -> Option<u64> {
         match self.boundary_mask {
-            Some(m) => Some(m + 1),
-            None => None,
+            u64::MAX => None,
+            m => Some(m + 1),
         }
     }
 
@@ -141,8 +144,8 @@ impl Geometry {
     #[inline]
     pub const fn bytes_to_boundary(&self, addr: u64) -> u64 {
         match self.boundary_mask {
-            Some(m) => m - (addr & m) + 1,
-            None => u64::MAX,
+            u64::MAX => u64::MAX,
+            m => m - (addr & m) + 1,
         }
     }
 
@@ -162,10 +165,8 @@ impl Geometry {
     /// ```
     #[inline]
     pub const fn same_unit(&self, start: u64, end: u64) -> bool {
-        match self.boundary_mask {
-            Some(m) => (start & !m) == ((end - 1) & !m),
-            None => true,
-        }
+        let unit = !self.boundary_mask;
+        (start & unit) == (end.wrapping_sub(1) & unit)
     }
 
     /// The length of the first fragment of a read of `len` bytes at `addr`:
