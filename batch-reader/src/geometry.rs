@@ -194,3 +194,26 @@ impl Geometry {
         if len < cap { len } else { cap }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Geometry;
+
+    /// The largest boundary a `u64` holds is not mistaken for none, which
+    /// the mask of all ones stands for.
+    #[test]
+    fn the_largest_boundary_is_a_boundary() {
+        let top = 1u64 << 63;
+        let g = Geometry::new(Some(top), 16, 1).expect("a power of two");
+        assert_eq!(g.boundary(), Some(top));
+        assert_eq!(g.bytes_to_boundary(0), top);
+        assert_eq!(g.bytes_to_boundary(top - 1), 1);
+        assert!(g.same_unit(0, top));
+        assert!(!g.same_unit(top - 1, top + 1));
+        let none = Geometry::new(None, 16, 1).expect("valid");
+        assert_eq!(none.boundary(), None);
+        assert_eq!(none.bytes_to_boundary(top - 1), u64::MAX);
+        assert!(none.same_unit(top - 1, top + 1));
+        assert_ne!(g, none);
+    }
+}
