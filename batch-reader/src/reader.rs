@@ -1,6 +1,6 @@
 //! [`Reader`]: fragmentation, coalescing, retries, and the read layers.
 
-use core::mem;
+use core::mem::{self, MaybeUninit};
 
 use zerocopy::{FromBytes, IntoBytes};
 
@@ -631,7 +631,11 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         // goes (tags are indices in the call). A window that fails the scan
         // goes the general route, which costs far more than this.
         let mut batch: heapless::Vec<ReadOp<'_>, F> = heapless::Vec::new();
-        let scan = scan_into(window, &mut batch, max_transfer, unit, gap);
+        let scan = if merging {
+            scan_into::<true, F>(window, &mut batch, max_transfer, unit, gap)
+        } else {
+            scan_into::<false, F>(window, &mut batch, max_transfer, unit, gap)
+        };
         if !scan.one_fragment {
             return false;
         }
@@ -668,55 +672,59 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
             fragments: k as u64,
             bytes_requested: bytes,
             bytes_read: bytes,
+            backend_calls: 1,
             ..Counters::default()
         };
-        // Raw reports by window index, each "not reported" (which reads as
-        // `Incomplete`, as in `normalize`) until its report comes. Stored by
-        // tag, so that reports in any order, twice or with unknown tags need
-        // no path of their own: the last one for an op counts, as on the
-        // general route.
-        let mut results: heapless::Vec<(usize, Option<ReadErrorKind>), F> = heapless::Vec::new();
-        fill_unreported(&mut results, k);
-        let passed = k.min(geometry.max_ops());
-        let reports = &mut results[..passed];
+        // Raw reports by window index. Each op counts as "not reported"
+        // (which reads as `Incomplete`, as in `normalize`) until its report
+        // comes, and a report is stored under its tag, so that reports in
+        // any order, twice or with unknown tags need no path of their own:
+        // the last one for an op counts, as on the general route.
+        //
+        // Nothing is written for an op before its report: while reports
+        // come in order (each carries the tag of the first op not yet
+        // reported) they fill `outcomes` from the front, and the first that
+        // does not marks the ops after those "not reported" before it is
+        // stored (`scattered`). So `outcomes[..filled]` is written, with
+        // `filled` = `passed` once scattered and `in_order` before.
+        let mut outcomes = [const { MaybeUninit::<Outcome>::uninit() }; F];
+        let (mut in_order, mut scattered) = (0usize, false);
+        // `k <= F`; the `min` tells the compiler.
+        let passed = k.min(geometry.max_ops()).min(F);
         let accepted = self.backend.read_batch(&mut batch[..passed], |r| {
-            if let Some(slot) = reports.get_mut(r.tag) {
-                *slot = (r.valid, r.error);
+            if r.tag == in_order && r.tag < passed {
+                outcomes[r.tag] = MaybeUninit::new((r.valid, r.error));
+                in_order += 1;
+            } else {
+                store_scattered(
+                    &mut outcomes[..passed],
+                    in_order,
+                    scattered,
+                    r.tag,
+                    (r.valid, r.error),
+                );
+                scattered = true;
             }
         });
         drop(batch);
-        n.backend_calls += 1;
+        let filled = if scattered { passed } else { in_order };
+        let rest = outcomes.get_mut(filled..k).unwrap_or(&mut []);
+        rest.fill(MaybeUninit::new(UNREPORTED));
+        // SAFETY: `outcomes[..filled]` was written above (see `filled`), and
+        // `outcomes[filled..k]` just now; `MaybeUninit<Outcome>` has the
+        // layout of `Outcome`, and `k <= F`.
+        let results: &[Outcome] =
+            unsafe { core::slice::from_raw_parts(outcomes.as_ptr().cast::<Outcome>(), k.min(F)) };
         let accepted = accepted.min(passed);
         if accepted == k {
             n.backend_ops = k as u64;
+            self.counters.add(&n);
+            complete_direct(window, results, done);
         } else {
+            let mut results: heapless::Vec<Outcome, F> = results.iter().copied().collect();
             self.direct_rest(geometry, window, &mut results, accepted, &mut n);
-        }
-        self.counters.add(&n);
-
-        for (index, (op, &(valid, error))) in window.iter().zip(results.iter()).enumerate() {
-            let len = op.buf.len();
-            let (valid, error) = if valid >= len {
-                (len, None)
-            } else {
-                (valid, Some(error.unwrap_or(ReadErrorKind::Incomplete)))
-            };
-            let record = FragRecord {
-                op: index,
-                offset: 0,
-                len,
-                valid,
-                error,
-            };
-            done(Completion {
-                tag: op.tag,
-                addr: op.addr,
-                op_len: len,
-                offset: 0,
-                len,
-                frags: core::slice::from_ref(&record),
-                data: &*op.buf,
-            });
+            self.counters.add(&n);
+            complete_direct(window, &results, done);
         }
         true
     }
@@ -1288,22 +1296,24 @@ struct Scan {
     bytes: u64,
 }
 
-/// One pass over `ops` for [`Scan`], without branches (on scattered
-/// addresses the merge test's parts are coin tosses that branches would
-/// mispredict half the time, and the rest is cheaper to accumulate than to
-/// branch on), pushing each op onto `batch` with its index as its tag. More
-/// than `F` ops fail the scan.
+/// One pass over `ops` for [`Scan`], pushing each op onto `batch` with its
+/// index as its tag. More than `F` ops fail the scan.
+///
+/// The pass starts lean: while every op is one fragment and (when
+/// `MERGING`) none starts within `gap` of its predecessor's end, each test
+/// is a branch that the common window, where all pass, always predicts.
+/// From the first op that fails one, [`scan_rest`] goes on without
+/// branches, and the [`Scan`] is the same either way. Without `MERGING`,
+/// `near` is not looked at by the caller and the lean pass does not test
+/// it.
 #[inline(always)]
-fn scan_into<'o, const F: usize>(
+fn scan_into<'o, const MERGING: bool, const F: usize>(
     ops: &'o mut [ReadOp<'_>],
     batch: &mut heapless::Vec<ReadOp<'o>, F>,
     max_transfer: u64,
     unit: u64,
     gap: u64,
 ) -> Scan {
-    let (mut one_fragment, mut near, mut bytes) = (true, false, 0u64);
-    // `u64::MAX` as the first predecessor's end never precedes an op.
-    let mut prev_end = u64::MAX;
     batch.clear();
     if ops.len() > F {
         // Not reachable: the direct route takes at most `F` ops.
@@ -1313,23 +1323,87 @@ fn scan_into<'o, const F: usize>(
             bytes: 0,
         };
     }
-    for (tag, op) in ops.iter_mut().enumerate() {
+    let mut bytes = 0u64;
+    // `u64::MAX` as the first predecessor's end never precedes an op.
+    let mut prev_end = u64::MAX;
+    let mut rest = ops.iter_mut().enumerate();
+    while let Some((tag, op)) = rest.next() {
+        let (addr, len) = (op.addr, op.buf.len() as u64);
+        let end = addr.wrapping_add(len);
+        // `end > addr` holds exactly when the op is not empty and does not
+        // run past the end of the address space (a wrapped `end` is below
+        // `addr`, since `len < 2^64`).
+        if end <= addr
+            || len > max_transfer
+            || (addr ^ end.wrapping_sub(1)) & unit != 0
+            || (MERGING && addr.wrapping_sub(prev_end) <= gap)
+        {
+            return scan_rest(
+                (tag, op),
+                rest,
+                batch,
+                Scan {
+                    one_fragment: true,
+                    near: false,
+                    bytes,
+                },
+                prev_end,
+                max_transfer,
+                unit,
+                gap,
+            );
+        }
+        bytes = bytes.wrapping_add(len);
+        prev_end = end;
+        // SAFETY: `batch` was emptied above and holds `F`, and there are at
+        // most `F` ops (checked above), so it has room.
+        unsafe { batch.push_unchecked(ReadOp::new(addr, &mut *op.buf, tag)) };
+    }
+    Scan {
+        one_fragment: true,
+        near: false,
+        bytes,
+    }
+}
+
+/// [`scan_into`] from the first op that failed its lean test (`first`, then
+/// the ops of `rest`), given the [`Scan`] of the ops before it: one pass
+/// without branches (on scattered addresses the merge test's parts are coin
+/// tosses that branches would mispredict half the time, and the rest is
+/// cheaper to accumulate than to branch on).
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn scan_rest<'o, 'b: 'o, const F: usize>(
+    first: (usize, &'o mut ReadOp<'b>),
+    rest: impl Iterator<Item = (usize, &'o mut ReadOp<'b>)>,
+    batch: &mut heapless::Vec<ReadOp<'o>, F>,
+    before: Scan,
+    mut prev_end: u64,
+    max_transfer: u64,
+    unit: u64,
+    gap: u64,
+) -> Scan {
+    let Scan {
+        mut one_fragment,
+        mut near,
+        mut bytes,
+    } = before;
+    for (tag, op) in core::iter::once(first).chain(rest) {
         let (addr, len) = (op.addr, op.buf.len() as u64);
         let (end, overflow) = addr.overflowing_add(len);
         // `len - 1` wraps for an empty op, so it fails the length test.
         one_fragment &= (len.wrapping_sub(1) < max_transfer)
             & !overflow
             & ((addr ^ end.wrapping_sub(1)) & unit == 0);
-        // A prefilter for the full test, which the caller makes: where
-        // `addr < prev_end` the difference wraps past any gap short of
-        // 2^64 - (prev_end - addr), so at worst this calls for the full
+        // A prefilter for the full merge test, which the caller makes:
+        // where `addr < prev_end` the difference wraps past any gap short
+        // of 2^64 - (prev_end - addr), so at worst this calls for the full
         // test in vain.
         near |= addr.wrapping_sub(prev_end) <= gap;
         bytes = bytes.wrapping_add(len);
         prev_end = end;
-        // SAFETY: `batch` was emptied above and holds `F`, and there are at
-        // most `F` ops (checked above), so it has room.
-        unsafe { batch.push_unchecked(ReadOp::new(addr, &mut *op.buf, tag)) };
+        // Cannot fail: at most `F` ops, checked by `scan_into`.
+        let _ = batch.push(ReadOp::new(addr, &mut *op.buf, tag));
     }
     Scan {
         one_fragment,
@@ -1349,6 +1423,70 @@ fn normalize(
         None => (0, Some(ReadErrorKind::Incomplete)),
         Some((valid, _)) if valid >= len => (len, None),
         Some((valid, error)) => (valid, Some(error.unwrap_or(ReadErrorKind::Incomplete))),
+    }
+}
+
+/// A backend op's raw result: bytes read, and why the rest failed.
+type Outcome = (usize, Option<ReadErrorKind>);
+
+/// The [`Outcome`] of an op the backend did not report on.
+const UNREPORTED: Outcome = (0, Some(ReadErrorKind::Incomplete));
+
+/// A report (`tag`, `outcome`) on the direct route that does not come in
+/// order, `in_order` reports having come in order before it into
+/// `outcomes` (the call's ops), and others out of order if `scattered`:
+/// the first such report marks the ops not yet reported "not reported";
+/// each is stored under its tag, ignored past the call's ops. Afterwards all of `outcomes` is
+/// written.
+#[cold]
+#[inline(never)]
+fn store_scattered(
+    outcomes: &mut [MaybeUninit<Outcome>],
+    in_order: usize,
+    scattered: bool,
+    tag: usize,
+    outcome: Outcome,
+) {
+    if !scattered {
+        if let Some(rest) = outcomes.get_mut(in_order..) {
+            rest.fill(MaybeUninit::new(UNREPORTED));
+        }
+    }
+    if let Some(slot) = outcomes.get_mut(tag) {
+        *slot = MaybeUninit::new(outcome);
+    }
+}
+
+/// The completions of a direct-route window from its ops' raw results.
+#[inline(always)]
+fn complete_direct<D: FnMut(Completion<'_>)>(
+    window: &[ReadOp<'_>],
+    results: &[Outcome],
+    done: &mut D,
+) {
+    for (index, (op, &(valid, error))) in window.iter().zip(results.iter()).enumerate() {
+        let len = op.buf.len();
+        let (valid, error) = if valid >= len {
+            (len, None)
+        } else {
+            (valid, Some(error.unwrap_or(ReadErrorKind::Incomplete)))
+        };
+        let record = FragRecord {
+            op: index,
+            offset: 0,
+            len,
+            valid,
+            error,
+        };
+        done(Completion {
+            tag: op.tag,
+            addr: op.addr,
+            op_len: len,
+            offset: 0,
+            len,
+            frags: core::slice::from_ref(&record),
+            data: &*op.buf,
+        });
     }
 }
 

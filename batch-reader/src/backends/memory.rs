@@ -295,12 +295,9 @@ impl<'m, const K: usize> MemoryBackend<'m, K> {
 }
 
 /// The bytes of a read of `len` at `addr` from `mem` mapped at `base`, if
-/// there are no faults (`clean`) and the read lies wholly inside `mem`.
+/// the read lies wholly inside `mem`.
 #[inline(always)]
-fn whole(mem: &[u8], base: u64, clean: bool, addr: u64, len: usize) -> Option<&[u8]> {
-    if !clean {
-        return None;
-    }
+fn whole(mem: &[u8], base: u64, addr: u64, len: usize) -> Option<&[u8]> {
     // `addr < base` wraps to an offset past any slice.
     let offset = usize::try_from(addr.wrapping_sub(base)).ok()?;
     mem.get(offset..)?.get(..len)
@@ -368,10 +365,23 @@ impl<const K: usize> ReadBackend for MemoryBackend<'_, K> {
             .len()
             .min(self.geometry.max_ops())
             .min(self.accept_limit);
-        // Kept local: the loop writes through `report` and the buffers.
-        let (mem, base, clean) = (self.mem, self.base, self.faults.is_empty());
-        for op in &mut ops[..n] {
-            let (valid, error) = match whole(mem, base, clean, op.addr, op.buf.len()) {
+        let ops = &mut ops[..n];
+        if !self.faults.is_empty() {
+            for op in ops {
+                let (valid, error) = self.read_limited(op.addr, op.buf);
+                report(Report {
+                    tag: op.tag,
+                    valid,
+                    error,
+                });
+            }
+            return n;
+        }
+        // No faults: a read wholly inside `mem` is one copy. Kept local: the
+        // loop writes through `report` and the buffers.
+        let (mem, base) = (self.mem, self.base);
+        for op in ops {
+            let (valid, error) = match whole(mem, base, op.addr, op.buf.len()) {
                 Some(src) => {
                     copy(op.buf, src);
                     (src.len(), None)
