@@ -631,10 +631,10 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         // goes (tags are indices in the call). A window that fails the scan
         // goes the general route, which costs far more than this.
         let mut batch: heapless::Vec<ReadOp<'_>, F> = heapless::Vec::new();
-        let scan = if merging {
-            scan_into::<true, F>(window, &mut batch, max_transfer, unit, gap)
-        } else {
-            scan_into::<false, F>(window, &mut batch, max_transfer, unit, gap)
+        let scan = match (merging, gap) {
+            (false, _) => scan_into::<NEAR_NONE, F>(window, &mut batch, max_transfer, unit, gap),
+            (true, 0) => scan_into::<NEAR_ADJACENT, F>(window, &mut batch, max_transfer, unit, 0),
+            (true, _) => scan_into::<NEAR_GAP, F>(window, &mut batch, max_transfer, unit, gap),
         };
         if !scan.one_fragment {
             return false;
@@ -683,48 +683,65 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         //
         // Nothing is written for an op before its report: while reports
         // come in order (each carries the tag of the first op not yet
-        // reported) they fill `outcomes` from the front, and the first that
-        // does not marks the ops after those "not reported" before it is
-        // stored (`scattered`). So `outcomes[..filled]` is written, with
-        // `filled` = `passed` once scattered and `in_order` before.
-        let mut outcomes = [const { MaybeUninit::<Outcome>::uninit() }; F];
+        // reported) they fill `valids` and `errors` from the front, and the
+        // first that does not marks the ops after those "not reported"
+        // before it is stored (`scattered`). So both are written up to
+        // `filled`: `passed` once scattered, `in_order` before. (Two lists
+        // rather than one of pairs: each store is then one move.)
+        let mut valids = [const { MaybeUninit::<usize>::uninit() }; F];
+        let mut errors = [const { MaybeUninit::<Option<ReadErrorKind>>::uninit() }; F];
         let (mut in_order, mut scattered) = (0usize, false);
         // `k <= F`; the `min` tells the compiler.
         let passed = k.min(geometry.max_ops()).min(F);
         let accepted = self.backend.read_batch(&mut batch[..passed], |r| {
             if r.tag == in_order && r.tag < passed {
-                outcomes[r.tag] = MaybeUninit::new((r.valid, r.error));
+                valids[r.tag] = MaybeUninit::new(r.valid);
+                errors[r.tag] = MaybeUninit::new(r.error);
                 in_order += 1;
             } else {
                 store_scattered(
-                    &mut outcomes[..passed],
-                    in_order,
-                    scattered,
+                    &mut valids[..passed],
+                    &mut errors[..passed],
+                    (in_order, scattered),
                     r.tag,
-                    (r.valid, r.error),
+                    r.valid,
+                    r.error,
                 );
                 scattered = true;
             }
         });
         drop(batch);
         let filled = if scattered { passed } else { in_order };
-        let rest = outcomes.get_mut(filled..k).unwrap_or(&mut []);
-        rest.fill(MaybeUninit::new(UNREPORTED));
-        // SAFETY: `outcomes[..filled]` was written above (see `filled`), and
-        // `outcomes[filled..k]` just now; `MaybeUninit<Outcome>` has the
-        // layout of `Outcome`, and `k <= F`.
-        let results: &[Outcome] =
-            unsafe { core::slice::from_raw_parts(outcomes.as_ptr().cast::<Outcome>(), k.min(F)) };
+        let k = k.min(F);
+        if let (Some(v), Some(e)) = (valids.get_mut(filled..k), errors.get_mut(filled..k)) {
+            v.fill(MaybeUninit::new(UNREPORTED.0));
+            e.fill(MaybeUninit::new(UNREPORTED.1));
+        }
+        // SAFETY: `valids[..filled]` and `errors[..filled]` were written
+        // above (see `filled`), and `[filled..k]` of both just now, with
+        // `filled <= passed <= k <= F`; `MaybeUninit<T>` has the layout of
+        // `T`.
+        let (valids, errors) = unsafe {
+            (
+                core::slice::from_raw_parts(valids.as_ptr().cast::<usize>(), k),
+                core::slice::from_raw_parts(errors.as_ptr().cast::<Option<ReadErrorKind>>(), k),
+            )
+        };
         let accepted = accepted.min(passed);
         if accepted == k {
             n.backend_ops = k as u64;
             self.counters.add(&n);
-            complete_direct(window, results, done);
+            complete_direct(
+                window,
+                valids.iter().copied().zip(errors.iter().copied()),
+                done,
+            );
         } else {
-            let mut results: heapless::Vec<Outcome, F> = results.iter().copied().collect();
+            let mut results: heapless::Vec<Outcome, F> =
+                valids.iter().copied().zip(errors.iter().copied()).collect();
             self.direct_rest(geometry, window, &mut results, accepted, &mut n);
             self.counters.add(&n);
-            complete_direct(window, &results, done);
+            complete_direct(window, results.iter().copied(), done);
         }
         true
     }
@@ -1284,6 +1301,15 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
     }
 }
 
+/// How the lean pass of [`scan_into`] tests that an op is near its
+/// predecessor: not at all (no merging: the caller does not look at
+/// `near`), ...
+const NEAR_NONE: u8 = 0;
+/// ... by `addr == prev_end` (a gap of 0, the default policy), ...
+const NEAR_ADJACENT: u8 = 1;
+/// ... or by `addr - prev_end <= gap`.
+const NEAR_GAP: u8 = 2;
+
 /// What [`scan_into`] finds in a direct-route window.
 struct Scan {
     /// Every op is one fragment: not empty, at most `max_transfer` long, not
@@ -1299,15 +1325,13 @@ struct Scan {
 /// One pass over `ops` for [`Scan`], pushing each op onto `batch` with its
 /// index as its tag. More than `F` ops fail the scan.
 ///
-/// The pass starts lean: while every op is one fragment and (when
-/// `MERGING`) none starts within `gap` of its predecessor's end, each test
-/// is a branch that the common window, where all pass, always predicts.
-/// From the first op that fails one, [`scan_rest`] goes on without
-/// branches, and the [`Scan`] is the same either way. Without `MERGING`,
-/// `near` is not looked at by the caller and the lean pass does not test
-/// it.
+/// The pass starts lean: while every op is one fragment and none is near
+/// its predecessor (as `NEAR` says), each test is a branch that the common
+/// window, where all pass, always predicts. From the first op that fails
+/// one, [`scan_rest`] goes on without branches, and the [`Scan`] is the
+/// same either way.
 #[inline(always)]
-fn scan_into<'o, const MERGING: bool, const F: usize>(
+fn scan_into<'o, const NEAR: u8, const F: usize>(
     ops: &'o mut [ReadOp<'_>],
     batch: &mut heapless::Vec<ReadOp<'o>, F>,
     max_transfer: u64,
@@ -1336,7 +1360,11 @@ fn scan_into<'o, const MERGING: bool, const F: usize>(
         if end <= addr
             || len > max_transfer
             || (addr ^ end.wrapping_sub(1)) & unit != 0
-            || (MERGING && addr.wrapping_sub(prev_end) <= gap)
+            || match NEAR {
+                NEAR_NONE => false,
+                NEAR_ADJACENT => addr == prev_end,
+                _ => addr.wrapping_sub(prev_end) <= gap,
+            }
         {
             return scan_rest(
                 (tag, op),
@@ -1432,28 +1460,33 @@ type Outcome = (usize, Option<ReadErrorKind>);
 /// The [`Outcome`] of an op the backend did not report on.
 const UNREPORTED: Outcome = (0, Some(ReadErrorKind::Incomplete));
 
-/// A report (`tag`, `outcome`) on the direct route that does not come in
-/// order, `in_order` reports having come in order before it into
-/// `outcomes` (the call's ops), and others out of order if `scattered`:
-/// the first such report marks the ops not yet reported "not reported";
-/// each is stored under its tag, ignored past the call's ops. Afterwards all of `outcomes` is
-/// written.
+/// A report (`tag`, `valid`, `error`) on the direct route that does not
+/// come in order, `in_order` reports having come in order before it into `valids` and `errors` (one
+/// entry per op of the call), and others out of order if `scattered`: the
+/// first such report marks the ops not yet reported "not reported"; each is
+/// stored under its tag, ignored past the call's ops. Afterwards both are
+/// written in full.
 #[cold]
 #[inline(never)]
 fn store_scattered(
-    outcomes: &mut [MaybeUninit<Outcome>],
-    in_order: usize,
-    scattered: bool,
+    valids: &mut [MaybeUninit<usize>],
+    errors: &mut [MaybeUninit<Option<ReadErrorKind>>],
+    (in_order, scattered): (usize, bool),
     tag: usize,
-    outcome: Outcome,
+    valid: usize,
+    error: Option<ReadErrorKind>,
 ) {
     if !scattered {
-        if let Some(rest) = outcomes.get_mut(in_order..) {
-            rest.fill(MaybeUninit::new(UNREPORTED));
+        if let Some(rest) = valids.get_mut(in_order..) {
+            rest.fill(MaybeUninit::new(UNREPORTED.0));
+        }
+        if let Some(rest) = errors.get_mut(in_order..) {
+            rest.fill(MaybeUninit::new(UNREPORTED.1));
         }
     }
-    if let Some(slot) = outcomes.get_mut(tag) {
-        *slot = MaybeUninit::new(outcome);
+    if let (Some(v), Some(e)) = (valids.get_mut(tag), errors.get_mut(tag)) {
+        *v = MaybeUninit::new(valid);
+        *e = MaybeUninit::new(error);
     }
 }
 
@@ -1461,10 +1494,10 @@ fn store_scattered(
 #[inline(always)]
 fn complete_direct<D: FnMut(Completion<'_>)>(
     window: &[ReadOp<'_>],
-    results: &[Outcome],
+    results: impl Iterator<Item = Outcome>,
     done: &mut D,
 ) {
-    for (index, (op, &(valid, error))) in window.iter().zip(results.iter()).enumerate() {
+    for (index, (op, (valid, error))) in window.iter().zip(results).enumerate() {
         let len = op.buf.len();
         let (valid, error) = if valid >= len {
             (len, None)

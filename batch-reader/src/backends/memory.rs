@@ -381,18 +381,20 @@ impl<const K: usize> ReadBackend for MemoryBackend<'_, K> {
         // loop writes through `report` and the buffers.
         let (mem, base) = (self.mem, self.base);
         for op in ops {
-            let (valid, error) = match whole(mem, base, op.addr, op.buf.len()) {
+            match whole(mem, base, op.addr, op.buf.len()) {
                 Some(src) => {
                     copy(op.buf, src);
-                    (src.len(), None)
+                    report(Report::ok(op.tag, src.len()));
                 }
-                None => self.read_limited(op.addr, op.buf),
-            };
-            report(Report {
-                tag: op.tag,
-                valid,
-                error,
-            });
+                None => {
+                    let (valid, error) = self.read_limited(op.addr, op.buf);
+                    report(Report {
+                        tag: op.tag,
+                        valid,
+                        error,
+                    });
+                }
+            }
         }
         n
     }
