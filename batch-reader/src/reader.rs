@@ -378,7 +378,9 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
     /// assert_eq!((s.ok_bytes(), s.first_error()), (10, Some((10, ReadErrorKind::OutOfBounds))));
     /// # Ok::<(), batch_reader::GeometryError>(())
     /// ```
-    #[inline]
+    // Always inlined: the single-op route is a few instructions around one
+    // backend call, and a call into it would cost as much again.
+    #[inline(always)]
     pub fn read_buf(&mut self, addr: u64, buf: &mut [u8]) -> ReadSummary {
         match self.read_one(addr, buf) {
             Some(summary) => summary,

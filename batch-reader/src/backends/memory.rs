@@ -295,9 +295,12 @@ impl<'m, const K: usize> MemoryBackend<'m, K> {
 }
 
 /// The bytes of a read of `len` at `addr` from `mem` mapped at `base`, if
-/// the read lies wholly inside `mem`.
+/// there are no faults (`clean`) and the read lies wholly inside `mem`.
 #[inline(always)]
-fn whole(mem: &[u8], base: u64, addr: u64, len: usize) -> Option<&[u8]> {
+fn whole(mem: &[u8], base: u64, clean: bool, addr: u64, len: usize) -> Option<&[u8]> {
+    if !clean {
+        return None;
+    }
     // `addr < base` wraps to an offset past any slice.
     let offset = usize::try_from(addr.wrapping_sub(base)).ok()?;
     mem.get(offset..)?.get(..len)
@@ -365,36 +368,21 @@ impl<const K: usize> ReadBackend for MemoryBackend<'_, K> {
             .len()
             .min(self.geometry.max_ops())
             .min(self.accept_limit);
-        let ops = &mut ops[..n];
-        if !self.faults.is_empty() {
-            for op in ops {
-                let (valid, error) = self.read_limited(op.addr, op.buf);
-                report(Report {
-                    tag: op.tag,
-                    valid,
-                    error,
-                });
-            }
-            return n;
-        }
-        // No faults: a read wholly inside `mem` is one copy. Kept local: the
-        // loop writes through `report` and the buffers.
-        let (mem, base) = (self.mem, self.base);
-        for op in ops {
-            match whole(mem, base, op.addr, op.buf.len()) {
+        // Kept local: the loop writes through `report` and the buffers.
+        let (mem, base, clean) = (self.mem, self.base, self.faults.is_empty());
+        for op in &mut ops[..n] {
+            let (valid, error) = match whole(mem, base, clean, op.addr, op.buf.len()) {
                 Some(src) => {
                     copy(op.buf, src);
-                    report(Report::ok(op.tag, src.len()));
+                    (src.len(), None)
                 }
-                None => {
-                    let (valid, error) = self.read_limited(op.addr, op.buf);
-                    report(Report {
-                        tag: op.tag,
-                        valid,
-                        error,
-                    });
-                }
-            }
+                None => self.read_limited(op.addr, op.buf),
+            };
+            report(Report {
+                tag: op.tag,
+                valid,
+                error,
+            });
         }
         n
     }
