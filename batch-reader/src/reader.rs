@@ -1463,11 +1463,11 @@ type Outcome = (usize, Option<ReadErrorKind>);
 const UNREPORTED: Outcome = (0, Some(ReadErrorKind::Incomplete));
 
 /// A report (`tag`, `valid`, `error`) on the direct route that does not
-/// come in order, `in_order` reports having come in order before it into `valids` and `errors` (one
-/// entry per op of the call), and others out of order if `scattered`: the
-/// first such report marks the ops not yet reported "not reported"; each is
-/// stored under its tag, ignored past the call's ops. Afterwards both are
-/// written in full.
+/// come in order: `in_order` reports came in order before it into `valids`
+/// and `errors` (one entry per op of the call), and others out of order if
+/// `scattered`. The first such report marks the ops not yet reported "not
+/// reported"; each is stored under its tag, ignored past the call's ops.
+/// Afterwards both are written in full.
 #[cold]
 #[inline(never)]
 fn store_scattered(
@@ -1605,7 +1605,7 @@ mod tests {
                 n
             };
             let mut reps: Vec<Report> = got[..n].to_vec();
-            match (h >> 16) % 7 {
+            match (h >> 16) % 8 {
                 0 => reps.reverse(),
                 1 if !reps.is_empty() => {
                     reps.remove((h >> 24) as usize % reps.len());
@@ -1618,6 +1618,22 @@ mod tests {
                 3 => reps.push(Report::ok(1000, 1)),
                 4 => reps.iter_mut().for_each(|r| r.valid += 3),
                 5 => reps.iter_mut().for_each(|r| r.error = None),
+                6 if !got.is_empty() => {
+                    // Any sequence: reports of the ops read, each under a
+                    // tag drawn from the call's and a few past them, some
+                    // cut short, in any order and number.
+                    reps = (0..(h >> 24) % (2 * got.len() as u64 + 2))
+                        .map(|i| {
+                            let x = mix(h ^ i);
+                            let mut r = got[x as usize % got.len()];
+                            r.tag = (x >> 16) as usize % (got.len() + 2);
+                            if (x >> 40).is_multiple_of(3) {
+                                r.valid /= 2;
+                            }
+                            r
+                        })
+                        .collect();
+                }
                 _ => {}
             }
             if (h >> 32).is_multiple_of(5) {
@@ -1876,6 +1892,239 @@ mod tests {
         assert_eq!(reader.read_one(4, &mut []), None);
         assert_eq!(buf, [0; 8]);
         assert_eq!(reader.counters().backend_calls, 1);
+    }
+
+    /// The scan as it was made before its lean pass: one pass without
+    /// branches over every op.
+    fn scan_reference(
+        ops: &[(u64, usize)],
+        max_transfer: u64,
+        unit: u64,
+        gap: u64,
+    ) -> (bool, bool, u64) {
+        let (mut one_fragment, mut near, mut bytes) = (true, false, 0u64);
+        let mut prev_end = u64::MAX;
+        for &(addr, len) in ops {
+            let len = len as u64;
+            let (end, overflow) = addr.overflowing_add(len);
+            one_fragment &= (len.wrapping_sub(1) < max_transfer)
+                & !overflow
+                & ((addr ^ end.wrapping_sub(1)) & unit == 0);
+            near |= addr.wrapping_sub(prev_end) <= gap;
+            bytes = bytes.wrapping_add(len);
+            prev_end = end;
+        }
+        (one_fragment, near, bytes)
+    }
+
+    fn scan_ops() -> impl Strategy<Value = Vec<(u64, usize)>> {
+        prop::collection::vec(
+            (
+                0u8..4,
+                prop_oneof![
+                    6 => 0u64..600,
+                    1 => (u64::MAX - 40)..=u64::MAX,
+                    1 => any::<u64>(),
+                ],
+                prop_oneof![4 => 1usize..9, 1 => 0usize..80],
+            ),
+            0..24,
+        )
+        .prop_map(|raw| {
+            let mut ops: Vec<(u64, usize)> = Vec::new();
+            for (mode, addr, len) in raw {
+                // Some ops start where the one before ends, or just after.
+                let addr = match ops.last() {
+                    Some(&(a, l)) if mode >= 2 => {
+                        a.wrapping_add(l as u64 + u64::from(mode - 2) * 3)
+                    }
+                    _ => addr,
+                };
+                ops.push((addr, len));
+            }
+            ops
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: if cfg!(miri) { 4 } else { 2048 },
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+
+        /// The scan's lean pass, and its hand-over to the pass without
+        /// branches at any op, give what one pass without branches gives:
+        /// the same `Scan` (`near` where merging asks for it) and the same
+        /// batch, tagged by index.
+        #[test]
+        fn lean_scan_matches_branchless_scan(
+            ops in scan_ops(),
+            boundary in prop_oneof![Just(None), (0u32..10).prop_map(|s| Some(1u64 << s))],
+            max_transfer in prop_oneof![1u64..70, Just(u64::MAX)],
+            gap in prop_oneof![
+                Just(None),
+                Just(Some(0u64)),
+                (1u64..8).prop_map(Some),
+                Just(Some(u64::MAX)),
+            ],
+        ) {
+            let unit = !boundary.map_or(u64::MAX, |b| b - 1);
+            let mut bufs: Vec<Vec<u8>> = ops.iter().map(|&(_, len)| vec![0; len]).collect();
+            let mut window: Vec<ReadOp<'_>> = bufs
+                .iter_mut()
+                .zip(&ops)
+                .map(|(b, &(addr, _))| ReadOp::new(addr, b, 7))
+                .collect();
+            let mut batch: heapless::Vec<ReadOp<'_>, 24> = heapless::Vec::new();
+            // As `read_direct` picks the lean pass.
+            let (w, b, mt) = (&mut window, &mut batch, max_transfer);
+            let scan = match gap {
+                None => scan_into::<NEAR_NONE, 24>(w, b, mt, unit, 0),
+                Some(0) => scan_into::<NEAR_ADJACENT, 24>(w, b, mt, unit, 0),
+                Some(g) => scan_into::<NEAR_GAP, 24>(w, b, mt, unit, g),
+            };
+            let (one_fragment, near, bytes) =
+                scan_reference(&ops, max_transfer, unit, gap.unwrap_or(0));
+            prop_assert_eq!(scan.one_fragment, one_fragment);
+            prop_assert_eq!(scan.bytes, bytes);
+            if gap.is_some() {
+                prop_assert_eq!(scan.near, near);
+            }
+            let got: Vec<(u64, usize, usize)> =
+                batch.iter().map(|op| (op.addr, op.buf.len(), op.tag)).collect();
+            let want: Vec<(u64, usize, usize)> =
+                ops.iter().enumerate().map(|(i, &(addr, len))| (addr, len, i)).collect();
+            prop_assert_eq!(got, want);
+        }
+    }
+
+    /// A scripted report: tag, valid bytes, error.
+    type Scripted3 = (usize, usize, Option<ReadErrorKind>);
+    /// A completion's valid bytes and first error.
+    type Outcome2 = (usize, Option<(usize, ReadErrorKind)>);
+    /// A script: what each call accepts and reports, and each op's outcome.
+    type Script<'s> = (&'s [usize], &'s [&'s [Scripted3]], [Outcome2; 4]);
+
+    /// Memory whose calls report exactly as scripted: call `i` accepts
+    /// `accept[i]` ops (all of them past the script) and sends `reports[i]`
+    /// as `(tag, valid, error)`.
+    struct Scripted<'m> {
+        inner: MemoryBackend<'m>,
+        accept: Vec<usize>,
+        reports: Vec<Vec<Scripted3>>,
+        calls: usize,
+    }
+
+    impl ReadBackend for Scripted<'_> {
+        fn geometry(&self) -> Geometry {
+            self.inner.geometry()
+        }
+
+        fn read_batch<R: FnMut(Report)>(&mut self, ops: &mut [ReadOp<'_>], mut report: R) -> usize {
+            let call = self.calls;
+            self.calls += 1;
+            let n = self.inner.read_batch(ops, |_| {});
+            let n = self.accept.get(call).map_or(n, |&a| a.min(n));
+            for &(tag, valid, error) in self.reports.get(call).map_or(&[][..], |r| &r[..]) {
+                report(Report { tag, valid, error });
+            }
+            n
+        }
+    }
+
+    /// Four 4-byte ops at 0, 8, 16, 24 of memory holding `0..64`, read
+    /// through `Scripted`: each completion's tag, valid bytes and first
+    /// error, by the direct route or the general one, and the counters.
+    fn scripted(
+        accept: &[usize],
+        reports: &[&[Scripted3]],
+        direct: bool,
+    ) -> (Vec<(usize, Outcome2)>, Counters) {
+        let mem: Vec<u8> = (0..64).collect();
+        let g = Geometry::new(Some(64), 64, 8).expect("valid geometry");
+        let backend = Scripted {
+            inner: MemoryBackend::new(&mem, g),
+            accept: accept.to_vec(),
+            reports: reports.iter().map(|r| r.to_vec()).collect(),
+            calls: 0,
+        };
+        let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+        let mut bufs = [[0u8; 4]; 4];
+        let mut ops: Vec<ReadOp<'_>> = bufs
+            .iter_mut()
+            .enumerate()
+            .map(|(i, b)| ReadOp::new(i as u64 * 8, b, 10 + i))
+            .collect();
+        let mut seen = Vec::new();
+        reader.process_with(
+            &mut ops,
+            &mut |d: Completion<'_>| seen.push((d.tag(), (d.ok_bytes(), d.first_error()))),
+            direct,
+        );
+        (seen, reader.counters())
+    }
+
+    #[test]
+    fn direct_route_reports_in_any_order() {
+        use ReadErrorKind::{Incomplete, Io, Rejected};
+        // In order, whole or not; out of order; one missing and one twice
+        // (the last counts); unknown tags; a short read without a cause; a
+        // call that takes two, then one that takes none.
+        let cases: [Script<'_>; 6] = [
+            (
+                &[],
+                &[&[(0, 4, None), (1, 4, None), (2, 4, None), (3, 4, None)]],
+                [(4, None), (4, None), (4, None), (4, None)],
+            ),
+            (
+                &[],
+                &[&[(0, 4, None), (1, 2, Some(Io)), (2, 4, None), (3, 9, None)]],
+                [(4, None), (2, Some((2, Io))), (4, None), (4, None)],
+            ),
+            (
+                &[],
+                &[&[(3, 4, None), (1, 2, Some(Io)), (0, 4, None), (2, 4, None)]],
+                [(4, None), (2, Some((2, Io))), (4, None), (4, None)],
+            ),
+            (
+                &[],
+                &[&[(0, 4, None), (2, 1, Some(Io)), (3, 4, None), (2, 4, None)]],
+                [(4, None), (0, Some((0, Incomplete))), (4, None), (4, None)],
+            ),
+            (
+                &[],
+                &[&[
+                    (0, 4, None),
+                    (9, 4, None),
+                    (1, 3, None),
+                    (4, 4, None),
+                    (2, 4, None),
+                    (3, 4, None),
+                ]],
+                [(4, None), (3, Some((3, Incomplete))), (4, None), (4, None)],
+            ),
+            (
+                &[2, 0],
+                &[&[(0, 4, None), (1, 4, None), (2, 4, None)], &[]],
+                [
+                    (4, None),
+                    (4, None),
+                    (0, Some((0, Rejected))),
+                    (0, Some((0, Rejected))),
+                ],
+            ),
+        ];
+        for (accept, reports, want) in cases {
+            let (direct, counters) = scripted(accept, reports, true);
+            let want: Vec<_> = want
+                .iter()
+                .enumerate()
+                .map(|(i, &outcome)| (10 + i, outcome))
+                .collect();
+            assert_eq!(direct, want);
+            assert_eq!((direct, counters), scripted(accept, reports, false));
+        }
     }
 
     #[test]
