@@ -1,6 +1,6 @@
 //! [`Reader`]: fragmentation, coalescing, retries, and the read layers.
 
-use core::mem;
+use core::mem::{self, MaybeUninit};
 
 use zerocopy::{FromBytes, IntoBytes};
 
@@ -378,7 +378,9 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
     /// assert_eq!((s.ok_bytes(), s.first_error()), (10, Some((10, ReadErrorKind::OutOfBounds))));
     /// # Ok::<(), batch_reader::GeometryError>(())
     /// ```
-    #[inline]
+    // Always inlined: the single-op route is a few instructions around one
+    // backend call, and a call into it would cost as much again.
+    #[inline(always)]
     pub fn read_buf(&mut self, addr: u64, buf: &mut [u8]) -> ReadSummary {
         match self.read_one(addr, buf) {
             Some(summary) => summary,
@@ -631,7 +633,11 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         // goes (tags are indices in the call). A window that fails the scan
         // goes the general route, which costs far more than this.
         let mut batch: heapless::Vec<ReadOp<'_>, F> = heapless::Vec::new();
-        let scan = scan_into(window, &mut batch, max_transfer, unit, gap);
+        let scan = match (merging, gap) {
+            (false, _) => scan_into::<NEAR_NONE, F>(window, &mut batch, max_transfer, unit, gap),
+            (true, 0) => scan_into::<NEAR_ADJACENT, F>(window, &mut batch, max_transfer, unit, 0),
+            (true, _) => scan_into::<NEAR_GAP, F>(window, &mut batch, max_transfer, unit, gap),
+        };
         if !scan.one_fragment {
             return false;
         }
@@ -668,55 +674,76 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
             fragments: k as u64,
             bytes_requested: bytes,
             bytes_read: bytes,
+            backend_calls: 1,
             ..Counters::default()
         };
-        // Raw reports by window index, each "not reported" (which reads as
-        // `Incomplete`, as in `normalize`) until its report comes. Stored by
-        // tag, so that reports in any order, twice or with unknown tags need
-        // no path of their own: the last one for an op counts, as on the
-        // general route.
-        let mut results: heapless::Vec<(usize, Option<ReadErrorKind>), F> = heapless::Vec::new();
-        fill_unreported(&mut results, k);
-        let passed = k.min(geometry.max_ops());
-        let reports = &mut results[..passed];
+        // Raw reports by window index. Each op counts as "not reported"
+        // (which reads as `Incomplete`, as in `normalize`) until its report
+        // comes, and a report is stored under its tag, so that reports in
+        // any order, twice or with unknown tags need no path of their own:
+        // the last one for an op counts, as on the general route.
+        //
+        // Nothing is written for an op before its report: while reports
+        // come in order (each carries the tag of the first op not yet
+        // reported) they fill `valids` and `errors` from the front, and the
+        // first that does not marks the ops after those "not reported"
+        // before it is stored (`scattered`). So both are written up to
+        // `filled`: `passed` once scattered, `in_order` before. (Two lists
+        // rather than one of pairs: each store is then one move.)
+        let mut valids = [const { MaybeUninit::<usize>::uninit() }; F];
+        let mut errors = [const { MaybeUninit::<Option<ReadErrorKind>>::uninit() }; F];
+        let (mut in_order, mut scattered) = (0usize, false);
+        // `k <= F`; the `min` tells the compiler.
+        let passed = k.min(geometry.max_ops()).min(F);
         let accepted = self.backend.read_batch(&mut batch[..passed], |r| {
-            if let Some(slot) = reports.get_mut(r.tag) {
-                *slot = (r.valid, r.error);
+            if r.tag == in_order && r.tag < passed {
+                valids[r.tag] = MaybeUninit::new(r.valid);
+                errors[r.tag] = MaybeUninit::new(r.error);
+                in_order += 1;
+            } else {
+                store_scattered(
+                    &mut valids[..passed],
+                    &mut errors[..passed],
+                    (in_order, scattered),
+                    r.tag,
+                    r.valid,
+                    r.error,
+                );
+                scattered = true;
             }
         });
         drop(batch);
-        n.backend_calls += 1;
+        let filled = if scattered { passed } else { in_order };
+        let k = k.min(F);
+        if let (Some(v), Some(e)) = (valids.get_mut(filled..k), errors.get_mut(filled..k)) {
+            v.fill(MaybeUninit::new(UNREPORTED.0));
+            e.fill(MaybeUninit::new(UNREPORTED.1));
+        }
+        // SAFETY: `valids[..filled]` and `errors[..filled]` were written
+        // above (see `filled`), and `[filled..k]` of both just now, with
+        // `filled <= passed <= k <= F`; `MaybeUninit<T>` has the layout of
+        // `T`.
+        let (valids, errors) = unsafe {
+            (
+                core::slice::from_raw_parts(valids.as_ptr().cast::<usize>(), k),
+                core::slice::from_raw_parts(errors.as_ptr().cast::<Option<ReadErrorKind>>(), k),
+            )
+        };
         let accepted = accepted.min(passed);
         if accepted == k {
             n.backend_ops = k as u64;
+            self.counters.add(&n);
+            complete_direct(
+                window,
+                valids.iter().copied().zip(errors.iter().copied()),
+                done,
+            );
         } else {
+            let mut results: heapless::Vec<Outcome, F> =
+                valids.iter().copied().zip(errors.iter().copied()).collect();
             self.direct_rest(geometry, window, &mut results, accepted, &mut n);
-        }
-        self.counters.add(&n);
-
-        for (index, (op, &(valid, error))) in window.iter().zip(results.iter()).enumerate() {
-            let len = op.buf.len();
-            let (valid, error) = if valid >= len {
-                (len, None)
-            } else {
-                (valid, Some(error.unwrap_or(ReadErrorKind::Incomplete)))
-            };
-            let record = FragRecord {
-                op: index,
-                offset: 0,
-                len,
-                valid,
-                error,
-            };
-            done(Completion {
-                tag: op.tag,
-                addr: op.addr,
-                op_len: len,
-                offset: 0,
-                len,
-                frags: core::slice::from_ref(&record),
-                data: &*op.buf,
-            });
+            self.counters.add(&n);
+            complete_direct(window, results.iter().copied(), done);
         }
         true
     }
@@ -1276,6 +1303,15 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
     }
 }
 
+/// How the lean pass of [`scan_into`] tests that an op is near its
+/// predecessor: not at all (no merging: the caller does not look at
+/// `near`), ...
+const NEAR_NONE: u8 = 0;
+/// ... by `addr == prev_end` (a gap of 0, the default policy), ...
+const NEAR_ADJACENT: u8 = 1;
+/// ... or by `addr - prev_end <= gap`.
+const NEAR_GAP: u8 = 2;
+
 /// What [`scan_into`] finds in a direct-route window.
 struct Scan {
     /// Every op is one fragment: not empty, at most `max_transfer` long, not
@@ -1288,22 +1324,22 @@ struct Scan {
     bytes: u64,
 }
 
-/// One pass over `ops` for [`Scan`], without branches (on scattered
-/// addresses the merge test's parts are coin tosses that branches would
-/// mispredict half the time, and the rest is cheaper to accumulate than to
-/// branch on), pushing each op onto `batch` with its index as its tag. More
-/// than `F` ops fail the scan.
+/// One pass over `ops` for [`Scan`], pushing each op onto `batch` with its
+/// index as its tag. More than `F` ops fail the scan.
+///
+/// The pass starts lean: while every op is one fragment and none is near
+/// its predecessor (as `NEAR` says), each test is a branch that the common
+/// window, where all pass, always predicts. From the first op that fails
+/// one, [`scan_rest`] goes on without branches, and the [`Scan`] is the
+/// same either way.
 #[inline(always)]
-fn scan_into<'o, const F: usize>(
+fn scan_into<'o, const NEAR: u8, const F: usize>(
     ops: &'o mut [ReadOp<'_>],
     batch: &mut heapless::Vec<ReadOp<'o>, F>,
     max_transfer: u64,
     unit: u64,
     gap: u64,
 ) -> Scan {
-    let (mut one_fragment, mut near, mut bytes) = (true, false, 0u64);
-    // `u64::MAX` as the first predecessor's end never precedes an op.
-    let mut prev_end = u64::MAX;
     batch.clear();
     if ops.len() > F {
         // Not reachable: the direct route takes at most `F` ops.
@@ -1313,23 +1349,91 @@ fn scan_into<'o, const F: usize>(
             bytes: 0,
         };
     }
-    for (tag, op) in ops.iter_mut().enumerate() {
+    let mut bytes = 0u64;
+    // `u64::MAX` as the first predecessor's end never precedes an op.
+    let mut prev_end = u64::MAX;
+    let mut rest = ops.iter_mut().enumerate();
+    while let Some((tag, op)) = rest.next() {
+        let (addr, len) = (op.addr, op.buf.len() as u64);
+        let end = addr.wrapping_add(len);
+        // `end > addr` holds exactly when the op is not empty and does not
+        // run past the end of the address space (a wrapped `end` is below
+        // `addr`, since `len < 2^64`).
+        if end <= addr
+            || len > max_transfer
+            || (addr ^ end.wrapping_sub(1)) & unit != 0
+            || match NEAR {
+                NEAR_NONE => false,
+                NEAR_ADJACENT => addr == prev_end,
+                _ => addr.wrapping_sub(prev_end) <= gap,
+            }
+        {
+            return scan_rest(
+                (tag, op),
+                rest,
+                batch,
+                Scan {
+                    one_fragment: true,
+                    near: false,
+                    bytes,
+                },
+                prev_end,
+                max_transfer,
+                unit,
+                gap,
+            );
+        }
+        bytes = bytes.wrapping_add(len);
+        prev_end = end;
+        // SAFETY: `batch` was emptied above and holds `F`, and there are at
+        // most `F` ops (checked above), so it has room.
+        unsafe { batch.push_unchecked(ReadOp::new(addr, &mut *op.buf, tag)) };
+    }
+    Scan {
+        one_fragment: true,
+        near: false,
+        bytes,
+    }
+}
+
+/// [`scan_into`] from the first op that failed its lean test (`first`, then
+/// the ops of `rest`), given the [`Scan`] of the ops before it: one pass
+/// without branches (on scattered addresses the merge test's parts are coin
+/// tosses that branches would mispredict half the time, and the rest is
+/// cheaper to accumulate than to branch on).
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn scan_rest<'o, 'b: 'o, const F: usize>(
+    first: (usize, &'o mut ReadOp<'b>),
+    rest: impl Iterator<Item = (usize, &'o mut ReadOp<'b>)>,
+    batch: &mut heapless::Vec<ReadOp<'o>, F>,
+    before: Scan,
+    mut prev_end: u64,
+    max_transfer: u64,
+    unit: u64,
+    gap: u64,
+) -> Scan {
+    let Scan {
+        mut one_fragment,
+        mut near,
+        mut bytes,
+    } = before;
+    for (tag, op) in core::iter::once(first).chain(rest) {
         let (addr, len) = (op.addr, op.buf.len() as u64);
         let (end, overflow) = addr.overflowing_add(len);
         // `len - 1` wraps for an empty op, so it fails the length test.
         one_fragment &= (len.wrapping_sub(1) < max_transfer)
             & !overflow
             & ((addr ^ end.wrapping_sub(1)) & unit == 0);
-        // A prefilter for the full test, which the caller makes: where
-        // `addr < prev_end` the difference wraps past any gap short of
-        // 2^64 - (prev_end - addr), so at worst this calls for the full
+        // A prefilter for the full merge test, which the caller makes:
+        // where `addr < prev_end` the difference wraps past any gap short
+        // of 2^64 - (prev_end - addr), so at worst this calls for the full
         // test in vain.
         near |= addr.wrapping_sub(prev_end) <= gap;
         bytes = bytes.wrapping_add(len);
         prev_end = end;
-        // SAFETY: `batch` was emptied above and holds `F`, and there are at
-        // most `F` ops (checked above), so it has room.
-        unsafe { batch.push_unchecked(ReadOp::new(addr, &mut *op.buf, tag)) };
+        // Cannot fail: at most `F` ops, checked by `scan_into`.
+        let _ = batch.push(ReadOp::new(addr, &mut *op.buf, tag));
     }
     Scan {
         one_fragment,
@@ -1349,6 +1453,75 @@ fn normalize(
         None => (0, Some(ReadErrorKind::Incomplete)),
         Some((valid, _)) if valid >= len => (len, None),
         Some((valid, error)) => (valid, Some(error.unwrap_or(ReadErrorKind::Incomplete))),
+    }
+}
+
+/// A backend op's raw result: bytes read, and why the rest failed.
+type Outcome = (usize, Option<ReadErrorKind>);
+
+/// The [`Outcome`] of an op the backend did not report on.
+const UNREPORTED: Outcome = (0, Some(ReadErrorKind::Incomplete));
+
+/// A report (`tag`, `valid`, `error`) on the direct route that does not
+/// come in order: `in_order` reports came in order before it into `valids`
+/// and `errors` (one entry per op of the call), and others out of order if
+/// `scattered`. The first such report marks the ops not yet reported "not
+/// reported"; each is stored under its tag, ignored past the call's ops.
+/// Afterwards both are written in full.
+#[cold]
+#[inline(never)]
+fn store_scattered(
+    valids: &mut [MaybeUninit<usize>],
+    errors: &mut [MaybeUninit<Option<ReadErrorKind>>],
+    (in_order, scattered): (usize, bool),
+    tag: usize,
+    valid: usize,
+    error: Option<ReadErrorKind>,
+) {
+    if !scattered {
+        if let Some(rest) = valids.get_mut(in_order..) {
+            rest.fill(MaybeUninit::new(UNREPORTED.0));
+        }
+        if let Some(rest) = errors.get_mut(in_order..) {
+            rest.fill(MaybeUninit::new(UNREPORTED.1));
+        }
+    }
+    if let (Some(v), Some(e)) = (valids.get_mut(tag), errors.get_mut(tag)) {
+        *v = MaybeUninit::new(valid);
+        *e = MaybeUninit::new(error);
+    }
+}
+
+/// The completions of a direct-route window from its ops' raw results.
+#[inline(always)]
+fn complete_direct<D: FnMut(Completion<'_>)>(
+    window: &[ReadOp<'_>],
+    results: impl Iterator<Item = Outcome>,
+    done: &mut D,
+) {
+    for (index, (op, (valid, error))) in window.iter().zip(results).enumerate() {
+        let len = op.buf.len();
+        let (valid, error) = if valid >= len {
+            (len, None)
+        } else {
+            (valid, Some(error.unwrap_or(ReadErrorKind::Incomplete)))
+        };
+        let record = FragRecord {
+            op: index,
+            offset: 0,
+            len,
+            valid,
+            error,
+        };
+        done(Completion {
+            tag: op.tag,
+            addr: op.addr,
+            op_len: len,
+            offset: 0,
+            len,
+            frags: core::slice::from_ref(&record),
+            data: &*op.buf,
+        });
     }
 }
 
@@ -1432,7 +1605,7 @@ mod tests {
                 n
             };
             let mut reps: Vec<Report> = got[..n].to_vec();
-            match (h >> 16) % 7 {
+            match (h >> 16) % 8 {
                 0 => reps.reverse(),
                 1 if !reps.is_empty() => {
                     reps.remove((h >> 24) as usize % reps.len());
@@ -1445,6 +1618,22 @@ mod tests {
                 3 => reps.push(Report::ok(1000, 1)),
                 4 => reps.iter_mut().for_each(|r| r.valid += 3),
                 5 => reps.iter_mut().for_each(|r| r.error = None),
+                6 if !got.is_empty() => {
+                    // Any sequence: reports of the ops read, each under a
+                    // tag drawn from the call's and a few past them, some
+                    // cut short, in any order and number.
+                    reps = (0..(h >> 24) % (2 * got.len() as u64 + 2))
+                        .map(|i| {
+                            let x = mix(h ^ i);
+                            let mut r = got[x as usize % got.len()];
+                            r.tag = (x >> 16) as usize % (got.len() + 2);
+                            if (x >> 40).is_multiple_of(3) {
+                                r.valid /= 2;
+                            }
+                            r
+                        })
+                        .collect();
+                }
                 _ => {}
             }
             if (h >> 32).is_multiple_of(5) {
@@ -1703,6 +1892,239 @@ mod tests {
         assert_eq!(reader.read_one(4, &mut []), None);
         assert_eq!(buf, [0; 8]);
         assert_eq!(reader.counters().backend_calls, 1);
+    }
+
+    /// The scan as it was made before its lean pass: one pass without
+    /// branches over every op.
+    fn scan_reference(
+        ops: &[(u64, usize)],
+        max_transfer: u64,
+        unit: u64,
+        gap: u64,
+    ) -> (bool, bool, u64) {
+        let (mut one_fragment, mut near, mut bytes) = (true, false, 0u64);
+        let mut prev_end = u64::MAX;
+        for &(addr, len) in ops {
+            let len = len as u64;
+            let (end, overflow) = addr.overflowing_add(len);
+            one_fragment &= (len.wrapping_sub(1) < max_transfer)
+                & !overflow
+                & ((addr ^ end.wrapping_sub(1)) & unit == 0);
+            near |= addr.wrapping_sub(prev_end) <= gap;
+            bytes = bytes.wrapping_add(len);
+            prev_end = end;
+        }
+        (one_fragment, near, bytes)
+    }
+
+    fn scan_ops() -> impl Strategy<Value = Vec<(u64, usize)>> {
+        prop::collection::vec(
+            (
+                0u8..4,
+                prop_oneof![
+                    6 => 0u64..600,
+                    1 => (u64::MAX - 40)..=u64::MAX,
+                    1 => any::<u64>(),
+                ],
+                prop_oneof![4 => 1usize..9, 1 => 0usize..80],
+            ),
+            0..24,
+        )
+        .prop_map(|raw| {
+            let mut ops: Vec<(u64, usize)> = Vec::new();
+            for (mode, addr, len) in raw {
+                // Some ops start where the one before ends, or just after.
+                let addr = match ops.last() {
+                    Some(&(a, l)) if mode >= 2 => {
+                        a.wrapping_add(l as u64 + u64::from(mode - 2) * 3)
+                    }
+                    _ => addr,
+                };
+                ops.push((addr, len));
+            }
+            ops
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: if cfg!(miri) { 4 } else { 2048 },
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+
+        /// The scan's lean pass, and its hand-over to the pass without
+        /// branches at any op, give what one pass without branches gives:
+        /// the same `Scan` (`near` where merging asks for it) and the same
+        /// batch, tagged by index.
+        #[test]
+        fn lean_scan_matches_branchless_scan(
+            ops in scan_ops(),
+            boundary in prop_oneof![Just(None), (0u32..10).prop_map(|s| Some(1u64 << s))],
+            max_transfer in prop_oneof![1u64..70, Just(u64::MAX)],
+            gap in prop_oneof![
+                Just(None),
+                Just(Some(0u64)),
+                (1u64..8).prop_map(Some),
+                Just(Some(u64::MAX)),
+            ],
+        ) {
+            let unit = !boundary.map_or(u64::MAX, |b| b - 1);
+            let mut bufs: Vec<Vec<u8>> = ops.iter().map(|&(_, len)| vec![0; len]).collect();
+            let mut window: Vec<ReadOp<'_>> = bufs
+                .iter_mut()
+                .zip(&ops)
+                .map(|(b, &(addr, _))| ReadOp::new(addr, b, 7))
+                .collect();
+            let mut batch: heapless::Vec<ReadOp<'_>, 24> = heapless::Vec::new();
+            // As `read_direct` picks the lean pass.
+            let (w, b, mt) = (&mut window, &mut batch, max_transfer);
+            let scan = match gap {
+                None => scan_into::<NEAR_NONE, 24>(w, b, mt, unit, 0),
+                Some(0) => scan_into::<NEAR_ADJACENT, 24>(w, b, mt, unit, 0),
+                Some(g) => scan_into::<NEAR_GAP, 24>(w, b, mt, unit, g),
+            };
+            let (one_fragment, near, bytes) =
+                scan_reference(&ops, max_transfer, unit, gap.unwrap_or(0));
+            prop_assert_eq!(scan.one_fragment, one_fragment);
+            prop_assert_eq!(scan.bytes, bytes);
+            if gap.is_some() {
+                prop_assert_eq!(scan.near, near);
+            }
+            let got: Vec<(u64, usize, usize)> =
+                batch.iter().map(|op| (op.addr, op.buf.len(), op.tag)).collect();
+            let want: Vec<(u64, usize, usize)> =
+                ops.iter().enumerate().map(|(i, &(addr, len))| (addr, len, i)).collect();
+            prop_assert_eq!(got, want);
+        }
+    }
+
+    /// A scripted report: tag, valid bytes, error.
+    type Scripted3 = (usize, usize, Option<ReadErrorKind>);
+    /// A completion's valid bytes and first error.
+    type Outcome2 = (usize, Option<(usize, ReadErrorKind)>);
+    /// A script: what each call accepts and reports, and each op's outcome.
+    type Script<'s> = (&'s [usize], &'s [&'s [Scripted3]], [Outcome2; 4]);
+
+    /// Memory whose calls report exactly as scripted: call `i` accepts
+    /// `accept[i]` ops (all of them past the script) and sends `reports[i]`
+    /// as `(tag, valid, error)`.
+    struct Scripted<'m> {
+        inner: MemoryBackend<'m>,
+        accept: Vec<usize>,
+        reports: Vec<Vec<Scripted3>>,
+        calls: usize,
+    }
+
+    impl ReadBackend for Scripted<'_> {
+        fn geometry(&self) -> Geometry {
+            self.inner.geometry()
+        }
+
+        fn read_batch<R: FnMut(Report)>(&mut self, ops: &mut [ReadOp<'_>], mut report: R) -> usize {
+            let call = self.calls;
+            self.calls += 1;
+            let n = self.inner.read_batch(ops, |_| {});
+            let n = self.accept.get(call).map_or(n, |&a| a.min(n));
+            for &(tag, valid, error) in self.reports.get(call).map_or(&[][..], |r| &r[..]) {
+                report(Report { tag, valid, error });
+            }
+            n
+        }
+    }
+
+    /// Four 4-byte ops at 0, 8, 16, 24 of memory holding `0..64`, read
+    /// through `Scripted`: each completion's tag, valid bytes and first
+    /// error, by the direct route or the general one, and the counters.
+    fn scripted(
+        accept: &[usize],
+        reports: &[&[Scripted3]],
+        direct: bool,
+    ) -> (Vec<(usize, Outcome2)>, Counters) {
+        let mem: Vec<u8> = (0..64).collect();
+        let g = Geometry::new(Some(64), 64, 8).expect("valid geometry");
+        let backend = Scripted {
+            inner: MemoryBackend::new(&mem, g),
+            accept: accept.to_vec(),
+            reports: reports.iter().map(|r| r.to_vec()).collect(),
+            calls: 0,
+        };
+        let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+        let mut bufs = [[0u8; 4]; 4];
+        let mut ops: Vec<ReadOp<'_>> = bufs
+            .iter_mut()
+            .enumerate()
+            .map(|(i, b)| ReadOp::new(i as u64 * 8, b, 10 + i))
+            .collect();
+        let mut seen = Vec::new();
+        reader.process_with(
+            &mut ops,
+            &mut |d: Completion<'_>| seen.push((d.tag(), (d.ok_bytes(), d.first_error()))),
+            direct,
+        );
+        (seen, reader.counters())
+    }
+
+    #[test]
+    fn direct_route_reports_in_any_order() {
+        use ReadErrorKind::{Incomplete, Io, Rejected};
+        // In order, whole or not; out of order; one missing and one twice
+        // (the last counts); unknown tags; a short read without a cause; a
+        // call that takes two, then one that takes none.
+        let cases: [Script<'_>; 6] = [
+            (
+                &[],
+                &[&[(0, 4, None), (1, 4, None), (2, 4, None), (3, 4, None)]],
+                [(4, None), (4, None), (4, None), (4, None)],
+            ),
+            (
+                &[],
+                &[&[(0, 4, None), (1, 2, Some(Io)), (2, 4, None), (3, 9, None)]],
+                [(4, None), (2, Some((2, Io))), (4, None), (4, None)],
+            ),
+            (
+                &[],
+                &[&[(3, 4, None), (1, 2, Some(Io)), (0, 4, None), (2, 4, None)]],
+                [(4, None), (2, Some((2, Io))), (4, None), (4, None)],
+            ),
+            (
+                &[],
+                &[&[(0, 4, None), (2, 1, Some(Io)), (3, 4, None), (2, 4, None)]],
+                [(4, None), (0, Some((0, Incomplete))), (4, None), (4, None)],
+            ),
+            (
+                &[],
+                &[&[
+                    (0, 4, None),
+                    (9, 4, None),
+                    (1, 3, None),
+                    (4, 4, None),
+                    (2, 4, None),
+                    (3, 4, None),
+                ]],
+                [(4, None), (3, Some((3, Incomplete))), (4, None), (4, None)],
+            ),
+            (
+                &[2, 0],
+                &[&[(0, 4, None), (1, 4, None), (2, 4, None)], &[]],
+                [
+                    (4, None),
+                    (4, None),
+                    (0, Some((0, Rejected))),
+                    (0, Some((0, Rejected))),
+                ],
+            ),
+        ];
+        for (accept, reports, want) in cases {
+            let (direct, counters) = scripted(accept, reports, true);
+            let want: Vec<_> = want
+                .iter()
+                .enumerate()
+                .map(|(i, &outcome)| (10 + i, outcome))
+                .collect();
+            assert_eq!(direct, want);
+            assert_eq!((direct, counters), scripted(accept, reports, false));
+        }
     }
 
     #[test]
