@@ -1286,6 +1286,11 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> Future
 {
     type Output = Result<(), PartialRead>;
 
+    // Always inlined: its fast path is a few loads and stores, and a call
+    // per poll, with its prologue, costs as much again. The compiler
+    // otherwise decides by the size of the caller, so unrelated changes
+    // tip it either way.
+    #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         this.reader
@@ -1343,7 +1348,8 @@ impl<T: FromBytes + IntoBytes, B: ReadBackend, S: AsMut<[u8]>, const N: usize, c
 {
     type Output = Result<T, ReadErrorKind>;
 
-    #[inline]
+    // Always inlined, as `Read`'s.
+    #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         let mut value = T::new_zeroed();
