@@ -23,10 +23,11 @@ use crate::GeometryError;
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Geometry {
-    /// The boundary minus one, or all ones for none (no power of two that
-    /// fits in a `u64` gives that mask): every test against it is then one
+    /// The bits of an address that name its boundary unit, `!(boundary -
+    /// 1)` (which is `-boundary`), or 0 for no boundary (no power of two
+    /// that fits in a `u64` gives 0): every test against it is then one
     /// `and`, with no case for "no boundary".
-    boundary_mask: u64,
+    unit: u64,
     max_transfer: usize,
     max_ops: usize,
 }
@@ -58,10 +59,10 @@ impl Geometry {
         max_transfer: usize,
         max_ops: usize,
     ) -> Result<Self, GeometryError> {
-        let boundary_mask = match boundary {
-            Some(b) if b.is_power_of_two() => b - 1,
+        let unit = match boundary {
+            Some(b) if b.is_power_of_two() => !(b - 1),
             Some(b) => return Err(GeometryError::BadBoundary(b)),
-            None => u64::MAX,
+            None => 0,
         };
         if max_transfer == 0 {
             return Err(GeometryError::ZeroTransfer);
@@ -70,7 +71,7 @@ impl Geometry {
             return Err(GeometryError::ZeroOps);
         }
         Ok(Self {
-            boundary_mask,
+            unit,
             max_transfer,
             max_ops,
         })
@@ -89,9 +90,9 @@ impl Geometry {
     /// ```
     #[inline]
     pub const fn boundary(&self) -> Option<u64> {
-        match self.boundary_mask {
-            u64::MAX => None,
-            m => Some(m + 1),
+        match self.unit {
+            0 => None,
+            unit => Some(unit.wrapping_neg()),
         }
     }
 
@@ -127,6 +128,14 @@ impl Geometry {
         self.max_ops
     }
 
+    /// The bits of an address that name its boundary unit: `!(boundary -
+    /// 1)`, or 0 without a boundary, so that two addresses lie in one unit
+    /// exactly when they agree on these bits.
+    #[inline]
+    pub(crate) const fn unit_mask(&self) -> u64 {
+        self.unit
+    }
+
     /// How many bytes from `addr` up to the next boundary (`u64::MAX` when
     /// there is no boundary).
     ///
@@ -143,9 +152,9 @@ impl Geometry {
     /// ```
     #[inline]
     pub const fn bytes_to_boundary(&self, addr: u64) -> u64 {
-        match self.boundary_mask {
-            u64::MAX => u64::MAX,
-            m => m - (addr & m) + 1,
+        match self.unit {
+            0 => u64::MAX,
+            unit => (!unit - (addr & !unit)) + 1,
         }
     }
 
@@ -165,7 +174,7 @@ impl Geometry {
     /// ```
     #[inline]
     pub const fn same_unit(&self, start: u64, end: u64) -> bool {
-        let unit = !self.boundary_mask;
+        let unit = self.unit_mask();
         (start & unit) == (end.wrapping_sub(1) & unit)
     }
 
@@ -200,7 +209,7 @@ mod tests {
     use super::Geometry;
 
     /// The largest boundary a `u64` holds is not mistaken for none, which
-    /// the mask of all ones stands for.
+    /// a unit mask of 0 stands for.
     #[test]
     fn the_largest_boundary_is_a_boundary() {
         let top = 1u64 << 63;

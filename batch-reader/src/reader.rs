@@ -399,7 +399,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         let len = buf.len();
         let (end, overflow) = addr.overflowing_add(len as u64);
         // The test of `scan` for one op.
-        let unit = !geometry.boundary().map_or(u64::MAX, |b| b - 1);
+        let unit = geometry.unit_mask();
         let one_fragment = ((len as u64).wrapping_sub(1) < geometry.max_transfer() as u64)
             & !overflow
             & ((addr ^ end.wrapping_sub(1)) & unit == 0);
@@ -628,7 +628,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         let max_transfer = geometry.max_transfer() as u64;
         // Bits above the boundary unit: an op stays in one unit when its
         // first and last byte agree on them.
-        let unit = !geometry.boundary().map_or(u64::MAX, |b| b - 1);
+        let unit = geometry.unit_mask();
         // One pass: the scan, and the first backend call's ops built as it
         // goes (tags are indices in the call). A window that fails the scan
         // goes the general route, which costs far more than this.

@@ -58,7 +58,9 @@ pub struct MemoryBackend<'m, const K: usize = 8> {
     base: u64,
     geometry: Geometry,
     faults: heapless::Vec<Fault, K>,
-    accept_limit: usize,
+    /// The most ops one call takes: `max_ops`, or the accept limit if lower,
+    /// kept as one number so that a call tests one.
+    take: usize,
     scatter: bool,
 }
 
@@ -126,7 +128,7 @@ impl<'m, const K: usize> MemoryBackend<'m, K> {
             base,
             geometry,
             faults: heapless::Vec::new(),
-            accept_limit: usize::MAX,
+            take: geometry.max_ops(),
             scatter: true,
         }
     }
@@ -223,7 +225,7 @@ impl<'m, const K: usize> MemoryBackend<'m, K> {
     /// # Ok::<(), batch_reader::GeometryError>(())
     /// ```
     pub fn set_accept_limit(&mut self, limit: usize) {
-        self.accept_limit = limit;
+        self.take = limit.min(self.geometry.max_ops());
     }
 
     /// Whether merged reads are scattered straight into the callers'
@@ -352,6 +354,28 @@ fn read4(s: &[u8], at: usize) -> [u8; 4] {
         .unwrap_or_default()
 }
 
+impl<const K: usize> MemoryBackend<'_, K> {
+    /// Reads one op of a batch into its buffer and returns its report.
+    /// `mem` and `base` are this backend's, and `clean` tells that no fault
+    /// is injected: the caller's loop keeps them in locals, as the writes
+    /// through the buffers would otherwise make the compiler load them again.
+    #[inline(always)]
+    fn read_op(&self, (mem, base, clean): (&[u8], u64, bool), op: &mut ReadOp<'_>) -> Report {
+        let (valid, error) = match whole(mem, base, clean, op.addr, op.buf.len()) {
+            Some(src) => {
+                copy(op.buf, src);
+                (src.len(), None)
+            }
+            None => self.read_limited(op.addr, op.buf),
+        };
+        Report {
+            tag: op.tag,
+            valid,
+            error,
+        }
+    }
+}
+
 #[inline(always)]
 fn write4(d: &mut [u8], at: usize, v: [u8; 4]) {
     if let Some(b) = d.get_mut(at..at + 4) {
@@ -367,25 +391,21 @@ impl<const K: usize> ReadBackend for MemoryBackend<'_, K> {
 
     #[inline(always)]
     fn read_batch<R: FnMut(Report)>(&mut self, ops: &mut [ReadOp<'_>], mut report: R) -> usize {
-        let n = ops
-            .len()
-            .min(self.geometry.max_ops())
-            .min(self.accept_limit);
+        if let [op] = ops {
+            // A batch of one, as a reader's single read makes it: the same
+            // step without the loop, which the compiler does not always see
+            // through for a length it knows.
+            if self.take == 0 {
+                return 0;
+            }
+            report(self.read_op((self.mem, self.base, self.faults.is_empty()), op));
+            return 1;
+        }
+        let n = ops.len().min(self.take);
         // Kept local: the loop writes through `report` and the buffers.
-        let (mem, base, clean) = (self.mem, self.base, self.faults.is_empty());
+        let local = (self.mem, self.base, self.faults.is_empty());
         for op in &mut ops[..n] {
-            let (valid, error) = match whole(mem, base, clean, op.addr, op.buf.len()) {
-                Some(src) => {
-                    copy(op.buf, src);
-                    (src.len(), None)
-                }
-                None => self.read_limited(op.addr, op.buf),
-            };
-            report(Report {
-                tag: op.tag,
-                valid,
-                error,
-            });
+            report(self.read_op(local, op));
         }
         n
     }
@@ -399,10 +419,7 @@ impl<const K: usize> ReadBackend for MemoryBackend<'_, K> {
         ops: &mut [ScatterOp<'_, '_>],
         mut report: R,
     ) -> usize {
-        let n = ops
-            .len()
-            .min(self.geometry.max_ops())
-            .min(self.accept_limit);
+        let n = ops.len().min(self.take);
         for op in &mut ops[..n] {
             let (valid, error, start) = self.limit(op.addr, op.len());
             let mut src = &self.mem[start.min(self.mem.len())..];
