@@ -242,7 +242,8 @@ enum Status {
 ///
 /// # Buffers on the stack
 ///
-/// The backend only ever writes into the reader's staging space. A future
+/// A flush writes only into the reader's own space: staging, or a small
+/// buffer for the solo op (a read awaited alone under a run). A future
 /// copies its bytes into the caller's buffer while it is being polled, when
 /// it holds that buffer. A future dropped while its op is queued takes the op
 /// out of the next batch; a future leaked with `mem::forget` keeps its slot
