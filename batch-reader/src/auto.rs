@@ -994,50 +994,53 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
         }
     }
 
+    /// Runs `f` on the shared state with `busy` set, so that whatever `f`
+    /// calls (the backend) finds the reader busy if it reaches it again;
+    /// `None`, with nothing done, if a flush is already under way. If `f`
+    /// panics, `busy` stays set, and the reader fails every later read
+    /// rather than trust a half-read queue.
+    #[inline(always)]
+    fn busy_with<R>(&self, f: impl FnOnce(&mut Inner<B, S, N, A>) -> R) -> Option<R> {
+        if self.busy.get() {
+            return None;
+        }
+        self.busy.set(true);
+        let r = self.inner.with_mut(|p| {
+            // SAFETY: the reader is not `Sync`, so only this thread reaches
+            // the cell, and `busy` was false, so no other borrow of it is
+            // live. While this one is, `busy` is true, and every other way in
+            // (`with`, `busy_with`) checks `busy` and stays out, also when
+            // the backend reaches this reader again.
+            f(unsafe { &mut *p })
+        });
+        self.busy.set(false);
+        Some(r)
+    }
+
     /// Sends every queued op to the backend in one call (as far as its
     /// geometry allows) and wakes the futures that asked to be woken.
     /// Returns whether any op was sent.
     fn flush(&self) -> bool {
-        if self.busy.get() {
-            return false;
+        match self.busy_with(|inner| inner.flush_solo()) {
+            Some(true) => true,
+            Some(false) => self.flush_queue(),
+            None => false,
         }
-        self.busy.set(true);
-        let solo = self.inner.with_mut(|p| {
-            // SAFETY: the reader is not `Sync`, so only this thread reaches
-            // the cell, and `busy` was false, so no other borrow of it is
-            // live. While this one is, `busy` is true, and every other way in
-            // (`with`, `flush`, `read_now`) checks `busy` and stays out, also
-            // when the backend reaches this reader again.
-            let inner = unsafe { &mut *p };
-            inner.flush_solo()
-        });
-        self.busy.set(false);
-        solo || self.flush_queue()
     }
 
     /// [`flush`](Self::flush) of the queue (no solo op). Out of line, so
     /// that the flush of a solo op carries none of it.
     #[inline(never)]
     fn flush_queue(&self) -> bool {
-        if self.busy.get() {
-            return false;
-        }
-        self.busy.set(true);
-        let single = self.inner.with_mut(|p| {
-            // SAFETY: as in `flush`: the only borrow of the cell, guarded by
-            // `busy` against a backend that reaches this reader again.
-            let inner = unsafe { &mut *p };
-            inner.flush_single()
-        });
-        self.busy.set(false);
-        match single {
-            Some(waker) => {
+        match self.busy_with(|inner| inner.flush_single()) {
+            Some(Some(waker)) => {
                 if let Some(w) = waker {
                     w.wake();
                 }
                 true
             }
-            None => self.flush_many(),
+            Some(None) => self.flush_many(),
+            None => false,
         }
     }
 
@@ -1046,40 +1049,20 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
     /// a time should not carry them on its stack.
     #[inline(never)]
     fn flush_many(&self) -> bool {
-        if self.busy.get() {
-            return false;
-        }
         let mut wakers: heapless::Vec<Waker, N> = heapless::Vec::new();
-        self.busy.set(true);
-        let sent = self.inner.with_mut(|p| {
-            // SAFETY: as in `flush`: the only borrow of the cell, guarded by
-            // `busy` against a backend that reaches this reader again.
-            let inner = unsafe { &mut *p };
-            inner.flush(&mut wakers)
-        });
-        self.busy.set(false);
+        let sent = self.busy_with(|inner| inner.flush(&mut wakers));
         // Popped, not iterated by value: moving the vector out would copy
         // all of its capacity.
         while let Some(w) = wakers.pop() {
             w.wake();
         }
-        sent
+        sent.unwrap_or(false)
     }
 
     /// Reads `buf` at `addr` at once, alone (no room in the queue).
     fn read_now(&self, addr: u64, buf: &mut [u8]) -> Option<(usize, ReadErrorKind)> {
-        if self.busy.get() {
-            return Some((0, ReadErrorKind::Other));
-        }
-        self.busy.set(true);
-        let failure = self.inner.with_mut(|p| {
-            // SAFETY: as in `flush`: the only borrow of the cell, guarded by
-            // `busy` against a backend that reaches this reader again.
-            let inner = unsafe { &mut *p };
-            inner.reader.read_buf(addr, buf).first_error()
-        });
-        self.busy.set(false);
-        failure
+        self.busy_with(|inner| inner.reader.read_buf(addr, buf).first_error())
+            .unwrap_or(Some((0, ReadErrorKind::Other)))
     }
 
     /// Polls the op of `addr` and `out`: queues it on the first poll, then
