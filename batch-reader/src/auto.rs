@@ -650,7 +650,8 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
         }
         if let Solo::Queued { .. } = self.solo {
             if !self.move_solo() {
-                // Read at once, so the solo op stays alone in the queue.
+                // No slot for it: this read goes alone at once, and the
+                // queue stays empty while there is a solo op.
                 return Enqueued::Direct;
             }
         }
@@ -1146,14 +1147,13 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
                 }
                 Some(SoloPoll::Wait) => return Poll::Pending,
                 Some(SoloPoll::Flush) => {
+                    // The queue is empty while there is a solo op, so this
+                    // flush reads it alone.
                     self.flush();
-                    let failure = self.with(|inner| inner.take_solo(out)).flatten();
                     *slot = None;
-                    return Poll::Ready(failure.unwrap_or_else(|| {
-                        // Not reachable: a flush reads a queued solo op.
-                        self.cancel(SOLO);
-                        Some((0, ReadErrorKind::Other))
-                    }));
+                    let taken = self.with(|inner| inner.take_solo(out)).flatten();
+                    // Not reachable: a flush reads a queued solo op.
+                    return Poll::Ready(taken.unwrap_or(Some((0, ReadErrorKind::Other))));
                 }
                 Some(SoloPoll::Slot(idx)) => *slot = Some(idx),
             }

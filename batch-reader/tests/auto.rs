@@ -244,8 +244,7 @@ fn a_full_queue_flushes_at_once() {
     // (call 1). The fifth took the one slot freed; the first three keep
     // theirs until polled, so the sixth found none and was read alone (call
     // 2). The run sent the fifth (call 3).
-    let c = r.counters();
-    assert_eq!((c.backend_calls, c.ops), (3, 6));
+    assert_eq!(calls_and_ops(&r), (3, 6));
 }
 
 #[test]
@@ -283,8 +282,7 @@ fn a_dropped_future_leaves_the_batch() {
         assert_eq!(b.as_mut().poll(&mut cx), Poll::Ready(Ok(())));
     }
     assert_eq!((a_buf, b_buf), ([0; 4], [8, 9, 10, 11]));
-    let c = r.counters();
-    assert_eq!((c.backend_calls, c.ops), (1, 1));
+    assert_eq!(calls_and_ops(&r), (1, 1));
 }
 
 #[test]
@@ -503,6 +501,14 @@ fn random_cancellation_under_a_run() {
     all_came_back(&r);
 }
 
+/// The reader's backend calls and ops so far.
+fn calls_and_ops<const N: usize, const A: usize>(
+    r: &AsyncReader<MemoryBackend<'_>, [u8; 0], N, A>,
+) -> (u64, u64) {
+    let c = r.counters();
+    (c.backend_calls, c.ops)
+}
+
 /// The solo op's ways out, one by one: taken under its run, moved into a
 /// slot by a second read, moved when polled with another waker, and
 /// dropped while queued, while moved and while read.
@@ -532,8 +538,7 @@ fn the_solo_op_moves_and_drops_cleanly() {
         })
     }));
     assert_eq!(got, Ok(3));
-    let c = r.counters();
-    assert_eq!((c.backend_calls, c.ops), (1, 1));
+    assert_eq!(calls_and_ops(&r), (1, 1));
 
     // Dropped while queued alone: nothing is read.
     let got = block_on(r.run(|r| {
@@ -548,8 +553,7 @@ fn the_solo_op_moves_and_drops_cleanly() {
         })
     }));
     assert_eq!(got, Ok(6));
-    let c = r.counters();
-    assert_eq!((c.backend_calls, c.ops), (2, 2));
+    assert_eq!(calls_and_ops(&r), (2, 2));
 
     // Moved into a slot by a second read, then dropped: the batch reads
     // only the second.
@@ -567,8 +571,7 @@ fn the_solo_op_moves_and_drops_cleanly() {
         })
     }));
     assert_eq!(got, Ok(8));
-    let c = r.counters();
-    assert_eq!((c.backend_calls, c.ops), (3, 3));
+    assert_eq!(calls_and_ops(&r), (3, 3));
 
     // Read, then dropped before it is taken: the next read is solo again.
     let got = block_on(r.run(|r| {
@@ -588,8 +591,7 @@ fn the_solo_op_moves_and_drops_cleanly() {
         })
     }));
     assert_eq!(got, Ok(10));
-    let c = r.counters();
-    assert_eq!((c.backend_calls, c.ops), (5, 5));
+    assert_eq!(calls_and_ops(&r), (5, 5));
 
     // Every slot came back: four joined reads are one call.
     let got = block_on(r.run(|r| {
@@ -624,8 +626,7 @@ fn staging_is_reused_while_reads_stay_in_flight() {
     }));
     assert_eq!(got, [160, 360, 560, 760].map(Ok));
     // Every step one call carrying the four chains' reads: none alone.
-    let c = r.counters();
-    assert_eq!((c.backend_calls, c.ops), (20, 80));
+    assert_eq!(calls_and_ops(&r), (20, 80));
 }
 
 /// A backend that, inside its own call, reads from the reader that called
