@@ -810,12 +810,13 @@ fn syscall(ctx: &Ctx) {
         })
         .collect();
     let dst = vec![0u8; 64 * 256];
-    let logs: [Log; 4] = Default::default();
+    let logs: [Log; 5] = Default::default();
     let [
         raw64_log,
         crate64_log,
         single_structs_log,
         crate_structs_log,
+        auto64_log,
     ] = &logs;
     let mut c = Compare::new("batch", "syscall", "single");
     let one_by_one = |pieces: &[(usize, usize)], dst: &mut [u8]| {
@@ -879,6 +880,28 @@ fn syscall(ctx: &Ctx) {
             crate_batches(&mut reader, &pieces, &mut d),
         )
     });
+    // The scattered pieces awaited through `AsyncReader`: one chain
+    // awaiting each piece before the next (one call per piece, as `single`),
+    // and 64 chains joined in one task (64 pieces per call, as `crate64`).
+    // What batching on `.await` gains where a backend call is a system call.
+    let mut auto = AsyncReader::<_, _>::new(ProcessBackend::new(pid), [0u8; 0]);
+    let pieces = scattered.clone();
+    c.variant("auto_single", move || {
+        let t = Instant::now();
+        black_box(embassy_futures::block_on(
+            auto.run(|r| piece_chains::<1, _>(r, &pieces)),
+        ));
+        t.elapsed()
+    });
+    let mut auto = AsyncReader::<_, _>::new(ProcessBackend::new(pid), [0u8; 0]);
+    let pieces = scattered.clone();
+    c.variant("auto_x64", move || {
+        let t = Instant::now();
+        black_box(embassy_futures::block_on(
+            auto.run(|r| piece_chains::<64, _>(r, &pieces)),
+        ));
+        logged(auto64_log, t.elapsed())
+    });
     // A sample is about 1.5 ms, so many rounds cost little and steady the
     // medians, whose run-to-run spread at 21 rounds was about ±2%.
     let r = c.run(ctx.rounds(101, 3));
@@ -895,8 +918,37 @@ fn syscall(ctx: &Ctx) {
         paired(single_structs_log, crate_structs_log),
         "x",
     );
+    row(
+        "batch",
+        "syscall.auto_x64.rate_vs_crate64",
+        paired(crate64_log, auto64_log),
+        "x",
+    );
     drop(child);
     drop(dst);
+}
+
+/// `K` chains joined, chain `k` awaiting the pieces of the `k`-th `K`-th of
+/// `pieces` one after the other, each into a buffer of its own: `K` pieces
+/// per flush. The bytes each chain read.
+async fn piece_chains<const K: usize, B: ReadBackend>(
+    r: &AsyncReader<B, [u8; 0]>,
+    pieces: &[(usize, usize)],
+) -> [usize; K] {
+    let part = pieces.len().div_ceil(K);
+    embassy_futures::join::join_array(core::array::from_fn::<_, K, _>(|k| async move {
+        let mut buf = [0u8; 64];
+        let mut ok = 0usize;
+        for &(addr, len) in pieces.chunks(part).nth(k).unwrap_or(&[]) {
+            if let Some(buf) = buf.get_mut(..len) {
+                if r.read(addr as u64, buf).await.is_ok() {
+                    ok += len;
+                }
+            }
+        }
+        ok
+    }))
+    .await
 }
 
 /// Reads `pieces` through the crate, 64 per `read_many`, packed into `dst`
