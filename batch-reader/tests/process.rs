@@ -239,3 +239,51 @@ fn a_merged_read_of_more_than_iov_max_parts_is_split_not_retried() {
     );
     drop(child);
 }
+
+#[test]
+#[cfg_attr(miri, ignore = "fork and process_vm_readv are system calls")]
+fn every_batch_size_reports_each_op_once_in_order() {
+    use batch_reader::{ReadBackend, Report};
+    let (child, base, page) = spawn_child();
+    let mut backend = ProcessBackend::new(child.pid);
+    // Sizes on both sides of each iovec list's room (1, 64, IOV_MAX): the
+    // ops walk 8-byte pieces across the four pages, so every batch of more
+    // than one op has some on the unmapped third page.
+    for n in [1usize, 2, 63, 64, 65, 1023, 1024, 1025, 1500] {
+        for first in [0usize, 2 * page / 8 - 1] {
+            let mut bufs = vec![[0u8; 8]; n];
+            let offsets: Vec<usize> = (0..n).map(|i| ((first + i * 3) * 8) % (4 * page)).collect();
+            let mut ops: Vec<ReadOp<'_>> = bufs
+                .iter_mut()
+                .zip(&offsets)
+                .enumerate()
+                .map(|(i, (b, &o))| ReadOp::new((base + o) as u64, &mut b[..], 1000 + i))
+                .collect();
+            let mut reports: Vec<Report> = Vec::new();
+            let taken = backend.read_batch(&mut ops, |r| reports.push(r));
+            drop(ops);
+            assert_eq!(taken, n.min(1024), "n = {n}");
+            let want: Vec<Report> = offsets[..taken]
+                .iter()
+                .enumerate()
+                .map(|(i, &o)| {
+                    if (2 * page..3 * page).contains(&o) {
+                        Report::failed(1000 + i, 0, ReadErrorKind::Unmapped)
+                    } else {
+                        Report::ok(1000 + i, 8)
+                    }
+                })
+                .collect();
+            assert_eq!(reports, want, "n = {n}, first = {first}");
+            for (i, (b, &o)) in bufs.iter().zip(&offsets).enumerate() {
+                let expect: [u8; 8] = if i < taken && !(2 * page..3 * page).contains(&o) {
+                    core::array::from_fn(|k| pattern(o + k))
+                } else {
+                    [0; 8]
+                };
+                assert_eq!(b, &expect, "n = {n}, op {i}");
+            }
+        }
+    }
+    drop(child);
+}

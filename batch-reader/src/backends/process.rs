@@ -172,6 +172,39 @@ impl ProcessBackend {
 }
 
 impl ProcessBackend {
+    /// [`read_batch`](ReadBackend::read_batch) for the first `M` (at most
+    /// IOV_MAX) of `ops`, with iovec lists of room `M`: one remote iovec per
+    /// op and its buffer as the local one. Never inlined, so that each size
+    /// keeps its own stack frame.
+    #[inline(never)]
+    fn read_ops<const M: usize, R: FnMut(Report)>(
+        &self,
+        ops: &mut [ReadOp<'_>],
+        report: &mut R,
+    ) -> usize {
+        let n = ops.len().min(M).min(IOV_MAX);
+        let ops = &mut ops[..n];
+        let mut local: heapless::Vec<libc::iovec, M> = heapless::Vec::new();
+        let mut remote: heapless::Vec<libc::iovec, M> = heapless::Vec::new();
+        for op in ops.iter_mut() {
+            let len = op.buf.len();
+            // Neither can fail: at most `M` ops.
+            let _ = local.push(libc::iovec {
+                iov_base: op.buf.as_mut_ptr().cast::<c_void>(),
+                iov_len: len,
+            });
+            let _ = remote.push(libc::iovec {
+                iov_base: op.addr as usize as *mut c_void,
+                iov_len: len,
+            });
+        }
+        // Op `i`'s bytes go to local iovec `i`; the buffers are not touched
+        // again until the transfer is over, only the tags are read.
+        let ops = &*ops;
+        self.transfer(&local, &remote, |i| i, |i| ops[i].tag, report);
+        n
+    }
+
     /// Reads one op with more parts than one call takes: consecutive calls,
     /// each carrying up to IOV_MAX parts (parts that lie back to back in
     /// memory share one iovec) and the matching stretch of the remote range,
@@ -256,27 +289,15 @@ impl ReadBackend for ProcessBackend {
     }
 
     fn read_batch<R: FnMut(Report)>(&mut self, ops: &mut [ReadOp<'_>], mut report: R) -> usize {
-        let n = ops.len().min(IOV_MAX);
-        let ops = &mut ops[..n];
-        let mut local: heapless::Vec<libc::iovec, IOV_MAX> = heapless::Vec::new();
-        let mut remote: heapless::Vec<libc::iovec, IOV_MAX> = heapless::Vec::new();
-        for op in ops.iter_mut() {
-            let len = op.buf.len();
-            // Neither can fail: at most IOV_MAX ops.
-            let _ = local.push(libc::iovec {
-                iov_base: op.buf.as_mut_ptr().cast::<c_void>(),
-                iov_len: len,
-            });
-            let _ = remote.push(libc::iovec {
-                iov_base: op.addr as usize as *mut c_void,
-                iov_len: len,
-            });
+        // The iovec lists live on the stack, so their room is what each call
+        // pays to set up (and, past a page, to probe): a single read, the
+        // common batch sizes and the largest get lists of their own size.
+        match ops.len() {
+            0 => 0,
+            1 => self.read_ops::<1, R>(ops, &mut report),
+            2..=64 => self.read_ops::<64, R>(ops, &mut report),
+            _ => self.read_ops::<IOV_MAX, R>(ops, &mut report),
         }
-        // Op `i`'s bytes go to local iovec `i`; the buffers are not touched
-        // again until the transfer is over, only the tags are read.
-        let ops = &*ops;
-        self.transfer(&local, &remote, |i| i, |i| ops[i].tag, &mut report);
-        ops.len()
     }
 
     fn scatters(&self) -> bool {
