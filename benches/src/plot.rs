@@ -458,7 +458,8 @@ fn ops_per_call(variant: &str) -> Option<(String, f64)> {
 
 /// The batch rows that carry an ops-per-call figure, as series per method:
 /// `syscall.single` and `syscall.raw<N>` (one `process_vm_readv` per piece
-/// and per N pieces) and `syscall.crate<N>`, in pieces per second. The
+/// and per N pieces), `syscall.crate<N>` (N per `read_many`) and
+/// `syscall.auto<N>` (N chains awaiting reads), in pieces per second. The
 /// `syscall` part is the suite's only sweep of the batch size; other parts'
 /// variants with digits in their names (`auto_reader_x8`: eight tasks) are
 /// not batch sizes, and their units differ.
@@ -602,14 +603,18 @@ mod tests {
             Row::new("batch", "syscall.crate_structs.median", 22.0, "Mpieces/s"),
             Row::new("batch", "seed.bare.median", 875.0, "Mcalls/s"),
             Row::new("batch", "seed.auto_reader_x8.median", 300.0, "Mcalls/s"),
+            Row::new("batch", "syscall.auto64.median", 5.7, "Mpieces/s"),
+            Row::new("batch", "syscall.auto1.median", 2.3, "Mpieces/s"),
         ];
         let (s, unit) = batch_series(&rows);
         assert_eq!(unit, "Mpieces/s");
-        assert_eq!(s.len(), 2);
+        assert_eq!(s.len(), 3);
         assert_eq!(s[0].0, "syscall.raw");
         assert_eq!(s[0].1, vec![(1.0, 2.5), (16.0, 6.4), (64.0, 7.7)]);
         assert_eq!(s[1].0, "syscall.crate");
         assert_eq!(s[1].1, vec![(64.0, 7.3)]);
+        assert_eq!(s[2].0, "syscall.auto");
+        assert_eq!(s[2].1, vec![(1.0, 2.3), (64.0, 5.7)]);
     }
 
     #[test]

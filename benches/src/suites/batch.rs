@@ -880,13 +880,14 @@ fn syscall(ctx: &Ctx) {
             crate_batches(&mut reader, &pieces, &mut d),
         )
     });
-    // The scattered pieces awaited through `AsyncReader`: one chain
-    // awaiting each piece before the next (one call per piece, as `single`),
-    // and 64 chains joined in one task (64 pieces per call, as `crate64`).
-    // What batching on `.await` gains where a backend call is a system call.
+    // The scattered pieces awaited through `AsyncReader`, as `K` chains
+    // joined in one task, each awaiting its pieces one after the other: one
+    // chain makes one call per piece (as `single`), 16 and 64 chains 16 and
+    // 64 pieces per call (as `crate16` and `crate64`). What batching on
+    // `.await` gains where a backend call is a system call.
     let mut auto = AsyncReader::<_, _>::new(ProcessBackend::new(pid), [0u8; 0]);
     let pieces = scattered.clone();
-    c.variant("auto_single", move || {
+    c.variant("auto1", move || {
         let t = Instant::now();
         black_box(embassy_futures::block_on(
             auto.run(|r| piece_chains::<1, _>(r, &pieces)),
@@ -895,7 +896,16 @@ fn syscall(ctx: &Ctx) {
     });
     let mut auto = AsyncReader::<_, _>::new(ProcessBackend::new(pid), [0u8; 0]);
     let pieces = scattered.clone();
-    c.variant("auto_x64", move || {
+    c.variant("auto16", move || {
+        let t = Instant::now();
+        black_box(embassy_futures::block_on(
+            auto.run(|r| piece_chains::<16, _>(r, &pieces)),
+        ));
+        t.elapsed()
+    });
+    let mut auto = AsyncReader::<_, _>::new(ProcessBackend::new(pid), [0u8; 0]);
+    let pieces = scattered.clone();
+    c.variant("auto64", move || {
         let t = Instant::now();
         black_box(embassy_futures::block_on(
             auto.run(|r| piece_chains::<64, _>(r, &pieces)),
@@ -920,7 +930,7 @@ fn syscall(ctx: &Ctx) {
     );
     row(
         "batch",
-        "syscall.auto_x64.rate_vs_crate64",
+        "syscall.auto64.rate_vs_crate64",
         paired(crate64_log, auto64_log),
         "x",
     );
