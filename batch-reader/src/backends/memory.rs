@@ -297,12 +297,9 @@ impl<'m, const K: usize> MemoryBackend<'m, K> {
 }
 
 /// The bytes of a read of `len` at `addr` from `mem` mapped at `base`, if
-/// there are no faults (`clean`) and the read lies wholly inside `mem`.
+/// the read lies wholly inside `mem`.
 #[inline(always)]
-fn whole(mem: &[u8], base: u64, clean: bool, addr: u64, len: usize) -> Option<&[u8]> {
-    if !clean {
-        return None;
-    }
+fn whole(mem: &[u8], base: u64, addr: u64, len: usize) -> Option<&[u8]> {
     // `addr < base` wraps to an offset past any slice.
     let offset = usize::try_from(addr.wrapping_sub(base)).ok()?;
     mem.get(offset..)?.get(..len)
@@ -355,19 +352,34 @@ fn read4(s: &[u8], at: usize) -> [u8; 4] {
 }
 
 impl<const K: usize> MemoryBackend<'_, K> {
-    /// Reads one op of a batch into its buffer and returns its report.
-    /// `mem` and `base` are this backend's, and `clean` tells that no fault
-    /// is injected: the caller's loop keeps them in locals, as the writes
-    /// through the buffers would otherwise make the compiler load them again.
+    /// Reads one op of a batch into its buffer and returns its report, when
+    /// no fault is injected. `mem` and `base` are this backend's: the
+    /// caller's loop keeps them in locals, as the writes through the buffers
+    /// would otherwise make the compiler load them again.
     #[inline(always)]
-    fn read_op(&self, (mem, base, clean): (&[u8], u64, bool), op: &mut ReadOp<'_>) -> Report {
-        let (valid, error) = match whole(mem, base, clean, op.addr, op.buf.len()) {
+    fn read_clean(&self, (mem, base): (&[u8], u64), op: &mut ReadOp<'_>) -> Report {
+        let (valid, error) = match whole(mem, base, op.addr, op.buf.len()) {
             Some(src) => {
                 copy(op.buf, src);
                 (src.len(), None)
             }
             None => self.read_limited(op.addr, op.buf),
         };
+        Report {
+            tag: op.tag,
+            valid,
+            error,
+        }
+    }
+
+    /// Reads one op of a batch into its buffer and returns its report,
+    /// whatever faults are injected.
+    #[inline(always)]
+    fn read_op(&self, op: &mut ReadOp<'_>) -> Report {
+        if self.faults.is_empty() {
+            return self.read_clean((self.mem, self.base), op);
+        }
+        let (valid, error) = self.read_limited(op.addr, op.buf);
         Report {
             tag: op.tag,
             valid,
@@ -398,14 +410,24 @@ impl<const K: usize> ReadBackend for MemoryBackend<'_, K> {
             if self.take == 0 {
                 return 0;
             }
-            report(self.read_op((self.mem, self.base, self.faults.is_empty()), op));
+            report(self.read_op(op));
             return 1;
         }
         let n = ops.len().min(self.take);
-        // Kept local: the loop writes through `report` and the buffers.
-        let local = (self.mem, self.base, self.faults.is_empty());
-        for op in &mut ops[..n] {
-            report(self.read_op(local, op));
+        let ops = &mut ops[..n];
+        if self.faults.is_empty() {
+            // The loop for a backend without faults, its test made once:
+            // most batches are read from clean memory. `mem` and `base` are
+            // kept local, as the loop writes through `report` and the
+            // buffers.
+            let local = (self.mem, self.base);
+            for op in ops {
+                report(self.read_clean(local, op));
+            }
+        } else {
+            for op in ops {
+                report(self.read_op(op));
+            }
         }
         n
     }
