@@ -677,58 +677,43 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
             backend_calls: 1,
             ..Counters::default()
         };
-        // Raw reports by window index. Each op counts as "not reported"
-        // (which reads as `Incomplete`, as in `normalize`) until its report
-        // comes, and a report is stored under its tag, so that reports in
-        // any order, twice or with unknown tags need no path of their own:
-        // the last one for an op counts, as on the general route.
-        //
-        // Nothing is written for an op before its report: while reports
-        // come in order (each carries the tag of the first op not yet
-        // reported) they fill `valids` and `errors` from the front, and the
-        // first that does not marks the ops after those "not reported"
-        // before it is stored (`scattered`). So both are written up to
-        // `filled`: `passed` once scattered, `in_order` before. (Two lists
-        // rather than one of pairs: each store is then one move.)
+        // Raw reports by window index, each op "not reported" (which reads
+        // as `Incomplete`, as in `normalize`) until its report comes. A
+        // report is stored under its tag, so that reports in any order,
+        // twice or with unknown tags need no path of their own: the last one
+        // for an op counts, as on the general route. (Two lists rather than
+        // one of pairs: each store is then one move, and the fills are two
+        // plain runs of bytes.)
+        let k = k.min(F);
         let mut valids = [const { MaybeUninit::<usize>::uninit() }; F];
         let mut errors = [const { MaybeUninit::<Option<ReadErrorKind>>::uninit() }; F];
-        let (mut in_order, mut scattered) = (0usize, false);
-        // `k <= F`; the `min` tells the compiler.
-        let passed = k.min(geometry.max_ops()).min(F);
-        let accepted = self.backend.read_batch(&mut batch[..passed], |r| {
-            if r.tag == in_order && r.tag < passed {
-                valids[r.tag] = MaybeUninit::new(r.valid);
-                errors[r.tag] = MaybeUninit::new(r.error);
-                in_order += 1;
-            } else {
-                store_scattered(
-                    &mut valids[..passed],
-                    &mut errors[..passed],
-                    (in_order, scattered),
-                    r.tag,
-                    r.valid,
-                    r.error,
-                );
-                scattered = true;
-            }
-        });
-        drop(batch);
-        let filled = if scattered { passed } else { in_order };
-        let k = k.min(F);
-        if let (Some(v), Some(e)) = (valids.get_mut(filled..k), errors.get_mut(filled..k)) {
-            v.fill(MaybeUninit::new(UNREPORTED.0));
-            e.fill(MaybeUninit::new(UNREPORTED.1));
-        }
-        // SAFETY: `valids[..filled]` and `errors[..filled]` were written
-        // above (see `filled`), and `[filled..k]` of both just now, with
-        // `filled <= passed <= k <= F`; `MaybeUninit<T>` has the layout of
-        // `T`.
+        valids[..k].fill(MaybeUninit::new(UNREPORTED.0));
+        errors[..k].fill(MaybeUninit::new(UNREPORTED.1));
+        // SAFETY: `valids[..k]` and `errors[..k]` were written just now,
+        // with `k <= F`; `MaybeUninit<T>` has the layout of `T`, and the
+        // arrays are not used again but through these slices.
         let (valids, errors) = unsafe {
             (
-                core::slice::from_raw_parts(valids.as_ptr().cast::<usize>(), k),
-                core::slice::from_raw_parts(errors.as_ptr().cast::<Option<ReadErrorKind>>(), k),
+                core::slice::from_raw_parts_mut(valids.as_mut_ptr().cast::<usize>(), k),
+                core::slice::from_raw_parts_mut(
+                    errors.as_mut_ptr().cast::<Option<ReadErrorKind>>(),
+                    k,
+                ),
             )
         };
+        // `passed <= k`; the `min` tells the compiler.
+        let passed = k.min(geometry.max_ops());
+        let accepted = {
+            let (valids, errors) = (&mut valids[..passed], &mut errors[..passed]);
+            self.backend.read_batch(&mut batch[..passed], |r| {
+                if let (Some(v), Some(e)) = (valids.get_mut(r.tag), errors.get_mut(r.tag)) {
+                    *v = r.valid;
+                    *e = r.error;
+                }
+            })
+        };
+        drop(batch);
+        let (valids, errors) = (&*valids, &*errors);
         let accepted = accepted.min(passed);
         if accepted == k {
             n.backend_ops = k as u64;
@@ -1461,36 +1446,6 @@ type Outcome = (usize, Option<ReadErrorKind>);
 
 /// The [`Outcome`] of an op the backend did not report on.
 const UNREPORTED: Outcome = (0, Some(ReadErrorKind::Incomplete));
-
-/// A report (`tag`, `valid`, `error`) on the direct route that does not
-/// come in order: `in_order` reports came in order before it into `valids`
-/// and `errors` (one entry per op of the call), and others out of order if
-/// `scattered`. The first such report marks the ops not yet reported "not
-/// reported"; each is stored under its tag, ignored past the call's ops.
-/// Afterwards both are written in full.
-#[cold]
-#[inline(never)]
-fn store_scattered(
-    valids: &mut [MaybeUninit<usize>],
-    errors: &mut [MaybeUninit<Option<ReadErrorKind>>],
-    (in_order, scattered): (usize, bool),
-    tag: usize,
-    valid: usize,
-    error: Option<ReadErrorKind>,
-) {
-    if !scattered {
-        if let Some(rest) = valids.get_mut(in_order..) {
-            rest.fill(MaybeUninit::new(UNREPORTED.0));
-        }
-        if let Some(rest) = errors.get_mut(in_order..) {
-            rest.fill(MaybeUninit::new(UNREPORTED.1));
-        }
-    }
-    if let (Some(v), Some(e)) = (valids.get_mut(tag), errors.get_mut(tag)) {
-        *v = MaybeUninit::new(valid);
-        *e = MaybeUninit::new(error);
-    }
-}
 
 /// The completions of a direct-route window from its ops' raw results.
 #[inline(always)]
