@@ -420,9 +420,25 @@ impl<const K: usize> ReadBackend for MemoryBackend<'_, K> {
             // most batches are read from clean memory. `mem` and `base` are
             // kept local, as the loop writes through `report` and the
             // buffers.
-            let local = (self.mem, self.base);
+            let (mem, base) = (self.mem, self.base);
             for op in ops {
-                report(self.read_clean(local, op));
+                // The read that lies wholly inside `mem` reports on its own
+                // path, so that no constant is merged with the other's.
+                if let Some(src) = whole(mem, base, op.addr, op.buf.len()) {
+                    copy(op.buf, src);
+                    report(Report {
+                        tag: op.tag,
+                        valid: src.len(),
+                        error: None,
+                    });
+                } else {
+                    let (valid, error) = self.read_limited(op.addr, op.buf);
+                    report(Report {
+                        tag: op.tag,
+                        valid,
+                        error,
+                    });
+                }
             }
         } else {
             for op in ops {
