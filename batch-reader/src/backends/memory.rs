@@ -297,9 +297,12 @@ impl<'m, const K: usize> MemoryBackend<'m, K> {
 }
 
 /// The bytes of a read of `len` at `addr` from `mem` mapped at `base`, if
-/// the read lies wholly inside `mem`.
+/// there are no faults (`clean`) and the read lies wholly inside `mem`.
 #[inline(always)]
-fn whole(mem: &[u8], base: u64, addr: u64, len: usize) -> Option<&[u8]> {
+fn whole(mem: &[u8], base: u64, clean: bool, addr: u64, len: usize) -> Option<&[u8]> {
+    if !clean {
+        return None;
+    }
     // `addr < base` wraps to an offset past any slice.
     let offset = usize::try_from(addr.wrapping_sub(base)).ok()?;
     mem.get(offset..)?.get(..len)
@@ -352,34 +355,18 @@ fn read4(s: &[u8], at: usize) -> [u8; 4] {
 }
 
 impl<const K: usize> MemoryBackend<'_, K> {
-    /// Reads one op of a batch into its buffer and returns its report, when
-    /// no fault is injected. `mem` and `base` are this backend's: the
-    /// caller's loop keeps them in locals, as the writes through the buffers
-    /// would otherwise make the compiler load them again.
+    /// Reads one op of a batch into its buffer and returns its report.
+    /// `mem` and `base` are this backend's, and `clean` tells that no fault
+    /// is injected.
     #[inline(always)]
-    fn read_clean(&self, (mem, base): (&[u8], u64), op: &mut ReadOp<'_>) -> Report {
-        let (valid, error) = match whole(mem, base, op.addr, op.buf.len()) {
+    fn read_op(&self, (mem, base, clean): (&[u8], u64, bool), op: &mut ReadOp<'_>) -> Report {
+        let (valid, error) = match whole(mem, base, clean, op.addr, op.buf.len()) {
             Some(src) => {
                 copy(op.buf, src);
                 (src.len(), None)
             }
             None => self.read_limited(op.addr, op.buf),
         };
-        Report {
-            tag: op.tag,
-            valid,
-            error,
-        }
-    }
-
-    /// Reads one op of a batch into its buffer and returns its report,
-    /// whatever faults are injected.
-    #[inline(always)]
-    fn read_op(&self, op: &mut ReadOp<'_>) -> Report {
-        if self.faults.is_empty() {
-            return self.read_clean((self.mem, self.base), op);
-        }
-        let (valid, error) = self.read_limited(op.addr, op.buf);
         Report {
             tag: op.tag,
             valid,
@@ -410,7 +397,7 @@ impl<const K: usize> ReadBackend for MemoryBackend<'_, K> {
             if self.take == 0 {
                 return 0;
             }
-            report(self.read_op(op));
+            report(self.read_op((self.mem, self.base, self.faults.is_empty()), op));
             return 1;
         }
         let n = ops.len().min(self.take);
@@ -424,7 +411,7 @@ impl<const K: usize> ReadBackend for MemoryBackend<'_, K> {
             for op in ops {
                 // The read that lies wholly inside `mem` reports on its own
                 // path, so that no constant is merged with the other's.
-                if let Some(src) = whole(mem, base, op.addr, op.buf.len()) {
+                if let Some(src) = whole(mem, base, true, op.addr, op.buf.len()) {
                     copy(op.buf, src);
                     report(Report {
                         tag: op.tag,
@@ -442,7 +429,12 @@ impl<const K: usize> ReadBackend for MemoryBackend<'_, K> {
             }
         } else {
             for op in ops {
-                report(self.read_op(op));
+                let (valid, error) = self.read_limited(op.addr, op.buf);
+                report(Report {
+                    tag: op.tag,
+                    valid,
+                    error,
+                });
             }
         }
         n
