@@ -633,11 +633,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         // goes (tags are indices in the call). A window that fails the scan
         // goes the general route, which costs far more than this.
         let mut batch: heapless::Vec<ReadOp<'_>, F> = heapless::Vec::new();
-        let scan = match (merging, gap) {
-            (false, _) => scan_into::<NEAR_NONE, F>(window, &mut batch, max_transfer, unit, gap),
-            (true, 0) => scan_into::<NEAR_ADJACENT, F>(window, &mut batch, max_transfer, unit, 0),
-            (true, _) => scan_into::<NEAR_GAP, F>(window, &mut batch, max_transfer, unit, gap),
-        };
+        let scan = scan_window(window, &mut batch, max_transfer, unit, merge.map(|m| m.0));
         if !scan.one_fragment {
             return false;
         }
@@ -1309,6 +1305,24 @@ struct Scan {
     bytes: u64,
 }
 
+/// [`scan_into`] with its lean pass picked for `gap` (`None` where nothing
+/// merges).
+#[inline(always)]
+fn scan_window<'o, const F: usize>(
+    ops: &'o mut [ReadOp<'_>],
+    batch: &mut heapless::Vec<ReadOp<'o>, F>,
+    max_transfer: u64,
+    unit: u64,
+    gap: Option<u64>,
+) -> Scan {
+    let (b, mt) = (batch, max_transfer);
+    match gap {
+        None => scan_into::<NEAR_NONE, F>(ops, b, mt, unit, 0),
+        Some(0) => scan_into::<NEAR_ADJACENT, F>(ops, b, mt, unit, 0),
+        Some(gap) => scan_into::<NEAR_GAP, F>(ops, b, mt, unit, gap),
+    }
+}
+
 /// One pass over `ops` for [`Scan`], pushing each op onto `batch` with its
 /// index as its tag. More than `F` ops fail the scan.
 ///
@@ -1337,6 +1351,18 @@ fn scan_into<'o, const NEAR: u8, const F: usize>(
     let mut bytes = 0u64;
     // `u64::MAX` as the first predecessor's end never precedes an op.
     let mut prev_end = u64::MAX;
+    // The lean pass tests the length and the boundary in one: that the
+    // op's first and last byte lie in one aligned block of `p` bytes, the
+    // largest power of two at most `max_transfer`, and in one boundary
+    // unit (`b` bytes, a power of two). With `end > addr` (not empty, not
+    // past the end of the address space), such an op is at most
+    // `min(p, b) <= max_transfer` long and in one unit: one fragment. The
+    // test is stricter than the exact one only for an op that crosses a
+    // `p`-block, which happens only where `p < b` (with a boundary no
+    // longer than `max_transfer`, `b <= p` and `unit` alone decides); such
+    // an op goes on to `scan_rest`, which decides exactly.
+    let block = 1u64 << (63 - max_transfer.max(1).leading_zeros());
+    let lean_unit = unit | !(block - 1);
     let mut rest = ops.iter_mut().enumerate();
     while let Some((tag, op)) = rest.next() {
         let (addr, len) = (op.addr, op.buf.len() as u64);
@@ -1345,8 +1371,7 @@ fn scan_into<'o, const NEAR: u8, const F: usize>(
         // run past the end of the address space (a wrapped `end` is below
         // `addr`, since `len < 2^64`).
         if end <= addr
-            || len > max_transfer
-            || (addr ^ end.wrapping_sub(1)) & unit != 0
+            || (addr ^ end.wrapping_sub(1)) & lean_unit != 0
             || match NEAR {
                 NEAR_NONE => false,
                 NEAR_ADJACENT => addr == prev_end,
@@ -1933,12 +1958,7 @@ mod tests {
                 .collect();
             let mut batch: heapless::Vec<ReadOp<'_>, 24> = heapless::Vec::new();
             // As `read_direct` picks the lean pass.
-            let (w, b, mt) = (&mut window, &mut batch, max_transfer);
-            let scan = match gap {
-                None => scan_into::<NEAR_NONE, 24>(w, b, mt, unit, 0),
-                Some(0) => scan_into::<NEAR_ADJACENT, 24>(w, b, mt, unit, 0),
-                Some(g) => scan_into::<NEAR_GAP, 24>(w, b, mt, unit, g),
-            };
+            let scan = scan_window(&mut window, &mut batch, max_transfer, unit, gap);
             let (one_fragment, near, bytes) =
                 scan_reference(&ops, max_transfer, unit, gap.unwrap_or(0));
             prop_assert_eq!(scan.one_fragment, one_fragment);
@@ -2110,5 +2130,22 @@ mod tests {
         assert_eq!(calls, 4);
         let c = reader.counters();
         assert_eq!((c.backend_calls, c.merged_reads, c.merged_ops), (1, 1, 2));
+        // An op that the lean pass refuses (it crosses a 16-byte block, the
+        // largest power of two within `max_transfer` 24) but that is one
+        // fragment all the same: direct, and read whole.
+        let mem: [u8; 64] = core::array::from_fn(|i| i as u8);
+        let g = Geometry::new(Some(64), 24, 8).expect("valid geometry");
+        let mut reader: Reader<_, _> = Reader::new(MemoryBackend::new(&mem, g), [0u8; 0]);
+        let (mut a, mut b) = ([0u8; 4], [0u8; 20]);
+        let mut ops = [ReadOp::new(0, &mut a, 0), ReadOp::new(12, &mut b, 1)];
+        let mut got = Vec::new();
+        let direct = reader.read_direct(g, &mut ops, &mut |c: Completion<'_>| {
+            got.push((c.tag(), c.is_ok(), c.data().to_vec()));
+        });
+        assert!(direct);
+        let want: Vec<u8> = (12..32).collect();
+        assert_eq!(got, [(0, true, vec![0, 1, 2, 3]), (1, true, want)]);
+        let c = reader.counters();
+        assert_eq!((c.backend_calls, c.backend_ops, c.fragments), (1, 2, 2));
     }
 }
