@@ -608,6 +608,12 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
     /// completion: no fragment table, no plan. Results and counters are
     /// exactly those of the general route ([`run_window`](Self::run_window)).
     ///
+    /// The backend's ops are tagged by their index in the window. Where the
+    /// caller's tags are those already, the first call takes the caller's
+    /// own ops, with nothing copied; otherwise it takes copies so tagged.
+    /// (A backend that changed an op's address, buffer or tag, which no
+    /// backend has cause to, would then change the caller's op itself.)
+    ///
     /// Returns `false`, having done nothing, if the window does not qualify.
     #[inline]
     fn read_direct<D: FnMut(Completion<'_>)>(
@@ -629,46 +635,93 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         // Bits above the boundary unit: an op stays in one unit when its
         // first and last byte agree on them.
         let unit = geometry.unit_mask();
-        // One pass: the scan, and the first backend call's ops built as it
-        // goes (tags are indices in the call). A window that fails the scan
-        // goes the general route, which costs far more than this.
-        let mut batch: heapless::Vec<ReadOp<'_>, F> = heapless::Vec::new();
-        let scan = match (merging, gap) {
-            (false, _) => scan_into::<NEAR_NONE, F>(window, &mut batch, max_transfer, unit, gap),
-            (true, 0) => scan_into::<NEAR_ADJACENT, F>(window, &mut batch, max_transfer, unit, 0),
-            (true, _) => scan_into::<NEAR_GAP, F>(window, &mut batch, max_transfer, unit, gap),
-        };
-        if !scan.one_fragment {
+        let k = window.len();
+        if k > F {
+            // Not reachable: the direct route takes at most `F` ops.
             return false;
         }
-        let mut any_merge = false;
-        if merging && scan.near {
-            // Some op starts within `gap` after its predecessor's end: the
-            // planner's full test for extending a read at `prev` by `op`,
-            // without branches as in `scan_into`.
-            let (mut prev_start, mut prev_end) = (0u64, u64::MAX);
-            for op in batch.iter() {
-                // Cannot overflow: checked by `scan_into`.
-                let (addr, end) = (op.addr, op.addr + op.buf.len() as u64);
-                // Where `addr < prev_end` the other parts may wrap; their
-                // values then do not matter.
-                any_merge |= (addr.wrapping_sub(prev_end) <= gap)
-                    & (addr >= prev_end)
-                    & (end.wrapping_sub(prev_start) <= room)
-                    & geometry.same_unit(prev_start, end);
-                (prev_start, prev_end) = (addr, end);
+        // Raw reports by window index, each op "not reported" (which reads
+        // as `Incomplete`, as in `normalize`) until its report comes. A
+        // report is stored under its tag, so that reports in any order,
+        // twice or with unknown tags need no path of their own: the last one
+        // for an op counts, as on the general route. (Two lists rather than
+        // one of pairs: each store is then one move, and the fills are two
+        // plain runs of bytes.)
+        let mut valids = [const { MaybeUninit::<usize>::uninit() }; F];
+        let mut errors = [const { MaybeUninit::<Option<ReadErrorKind>>::uninit() }; F];
+        valids[..k].fill(MaybeUninit::new(UNREPORTED.0));
+        errors[..k].fill(MaybeUninit::new(UNREPORTED.1));
+        // SAFETY: `valids[..k]` and `errors[..k]` were written just now,
+        // with `k <= F`; `MaybeUninit<T>` has the layout of `T`, and the
+        // arrays are not used again but through these slices.
+        let (valids, errors) = unsafe {
+            (
+                core::slice::from_raw_parts_mut(valids.as_mut_ptr().cast::<usize>(), k),
+                core::slice::from_raw_parts_mut(
+                    errors.as_mut_ptr().cast::<Option<ReadErrorKind>>(),
+                    k,
+                ),
+            )
+        };
+        // `passed <= k`; the `min` tells the compiler.
+        let passed = k.min(geometry.max_ops());
+        let (bytes, accepted) = match scan_indexed(window, max_transfer, unit, merge.map(|m| m.0)) {
+            // Every op is one fragment, none is near the one before it, and
+            // each is tagged by its index already: the window's ops go to the
+            // backend as they are, with nothing copied.
+            Some(bytes) => {
+                let accepted = call_direct(
+                    &mut self.backend,
+                    &mut window[..passed],
+                    &mut valids[..passed],
+                    &mut errors[..passed],
+                );
+                (bytes, accepted)
             }
-            if any_merge && !scatter {
-                return false;
+            None => {
+                // One pass: the scan, and the first backend call's ops built
+                // as it goes (tags are indices in the call). A window that
+                // fails the scan goes the general route, which costs far more
+                // than this.
+                let mut batch: heapless::Vec<ReadOp<'_>, F> = heapless::Vec::new();
+                let scan = scan_window(window, &mut batch, max_transfer, unit, merge.map(|m| m.0));
+                if !scan.one_fragment {
+                    return false;
+                }
+                let mut any_merge = false;
+                if merging && scan.near {
+                    // Some op starts within `gap` after its predecessor's
+                    // end: the planner's full test for extending a read at
+                    // `prev` by `op`, without branches as in `scan_into`.
+                    let (mut prev_start, mut prev_end) = (0u64, u64::MAX);
+                    for op in batch.iter() {
+                        // Cannot overflow: checked by `scan_into`.
+                        let (addr, end) = (op.addr, op.addr + op.buf.len() as u64);
+                        // Where `addr < prev_end` the other parts may wrap;
+                        // their values then do not matter.
+                        any_merge |= (addr.wrapping_sub(prev_end) <= gap)
+                            & (addr >= prev_end)
+                            & (end.wrapping_sub(prev_start) <= room)
+                            & geometry.same_unit(prev_start, end);
+                        (prev_start, prev_end) = (addr, end);
+                    }
+                    if any_merge && !scatter {
+                        return false;
+                    }
+                }
+                if any_merge {
+                    drop(batch);
+                    return self.read_scattered_direct(geometry, window, scan.bytes, done);
+                }
+                let accepted = call_direct(
+                    &mut self.backend,
+                    &mut batch[..passed],
+                    &mut valids[..passed],
+                    &mut errors[..passed],
+                );
+                (scan.bytes, accepted)
             }
-        }
-        let bytes = scan.bytes;
-        if any_merge {
-            drop(batch);
-            return self.read_scattered_direct(geometry, window, bytes, done);
-        }
-
-        let k = batch.len();
+        };
         let mut n = Counters {
             ops: k as u64,
             fragments: k as u64,
@@ -677,58 +730,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
             backend_calls: 1,
             ..Counters::default()
         };
-        // Raw reports by window index. Each op counts as "not reported"
-        // (which reads as `Incomplete`, as in `normalize`) until its report
-        // comes, and a report is stored under its tag, so that reports in
-        // any order, twice or with unknown tags need no path of their own:
-        // the last one for an op counts, as on the general route.
-        //
-        // Nothing is written for an op before its report: while reports
-        // come in order (each carries the tag of the first op not yet
-        // reported) they fill `valids` and `errors` from the front, and the
-        // first that does not marks the ops after those "not reported"
-        // before it is stored (`scattered`). So both are written up to
-        // `filled`: `passed` once scattered, `in_order` before. (Two lists
-        // rather than one of pairs: each store is then one move.)
-        let mut valids = [const { MaybeUninit::<usize>::uninit() }; F];
-        let mut errors = [const { MaybeUninit::<Option<ReadErrorKind>>::uninit() }; F];
-        let (mut in_order, mut scattered) = (0usize, false);
-        // `k <= F`; the `min` tells the compiler.
-        let passed = k.min(geometry.max_ops()).min(F);
-        let accepted = self.backend.read_batch(&mut batch[..passed], |r| {
-            if r.tag == in_order && r.tag < passed {
-                valids[r.tag] = MaybeUninit::new(r.valid);
-                errors[r.tag] = MaybeUninit::new(r.error);
-                in_order += 1;
-            } else {
-                store_scattered(
-                    &mut valids[..passed],
-                    &mut errors[..passed],
-                    (in_order, scattered),
-                    r.tag,
-                    r.valid,
-                    r.error,
-                );
-                scattered = true;
-            }
-        });
-        drop(batch);
-        let filled = if scattered { passed } else { in_order };
-        let k = k.min(F);
-        if let (Some(v), Some(e)) = (valids.get_mut(filled..k), errors.get_mut(filled..k)) {
-            v.fill(MaybeUninit::new(UNREPORTED.0));
-            e.fill(MaybeUninit::new(UNREPORTED.1));
-        }
-        // SAFETY: `valids[..filled]` and `errors[..filled]` were written
-        // above (see `filled`), and `[filled..k]` of both just now, with
-        // `filled <= passed <= k <= F`; `MaybeUninit<T>` has the layout of
-        // `T`.
-        let (valids, errors) = unsafe {
-            (
-                core::slice::from_raw_parts(valids.as_ptr().cast::<usize>(), k),
-                core::slice::from_raw_parts(errors.as_ptr().cast::<Option<ReadErrorKind>>(), k),
-            )
-        };
+        let (valids, errors) = (&*valids, &*errors);
         let accepted = accepted.min(passed);
         if accepted == k {
             n.backend_ops = k as u64;
@@ -1324,6 +1326,98 @@ struct Scan {
     bytes: u64,
 }
 
+/// The first backend call of the direct route: `ops` tagged by their
+/// index, each report stored under its tag into `valids` and `errors` (one
+/// entry per op, filled "not reported" beforehand); reports past them are
+/// ignored. Returns what the backend returned.
+#[inline(always)]
+fn call_direct<B: ReadBackend>(
+    backend: &mut B,
+    ops: &mut [ReadOp<'_>],
+    valids: &mut [usize],
+    errors: &mut [Option<ReadErrorKind>],
+) -> usize {
+    backend.read_batch(ops, |r| {
+        if let (Some(v), Some(e)) = (valids.get_mut(r.tag), errors.get_mut(r.tag)) {
+            *v = r.valid;
+            *e = r.error;
+        }
+    })
+}
+
+/// The bytes `ops` request if every op is one fragment, none is near the
+/// one before it (as for `gap` in [`scan_window`]), and each is tagged by
+/// its index in `ops`: the window that can go to the backend as it is.
+/// `None` otherwise, and [`scan_window`] then decides. Makes the lean
+/// pass's tests of [`scan_into`], with the tag's on top.
+#[inline(always)]
+fn scan_indexed(ops: &[ReadOp<'_>], max_transfer: u64, unit: u64, gap: Option<u64>) -> Option<u64> {
+    match gap {
+        None => scan_indexed_with::<NEAR_NONE>(ops, max_transfer, unit, 0),
+        Some(0) => scan_indexed_with::<NEAR_ADJACENT>(ops, max_transfer, unit, 0),
+        Some(gap) => scan_indexed_with::<NEAR_GAP>(ops, max_transfer, unit, gap),
+    }
+}
+
+/// [`scan_indexed`] for one way of testing nearness (`NEAR`).
+#[inline(always)]
+fn scan_indexed_with<const NEAR: u8>(
+    ops: &[ReadOp<'_>],
+    max_transfer: u64,
+    unit: u64,
+    gap: u64,
+) -> Option<u64> {
+    let lean_unit = lean_unit(max_transfer, unit);
+    let mut bytes = 0u64;
+    let mut prev_end = u64::MAX;
+    for (tag, op) in ops.iter().enumerate() {
+        let (addr, len) = (op.addr, op.buf.len() as u64);
+        let end = addr.wrapping_add(len);
+        // As in `scan_into`.
+        if op.tag != tag
+            || end <= addr
+            || (addr ^ end.wrapping_sub(1)) & lean_unit != 0
+            || match NEAR {
+                NEAR_NONE => false,
+                NEAR_ADJACENT => addr == prev_end,
+                _ => addr.wrapping_sub(prev_end) <= gap,
+            }
+        {
+            return None;
+        }
+        bytes = bytes.wrapping_add(len);
+        prev_end = end;
+    }
+    Some(bytes)
+}
+
+/// The mask the lean pass of [`scan_into`] tests an op's first and last
+/// byte with: the bits above the boundary unit (`unit`) and above the
+/// largest power of two at most `max_transfer`.
+#[inline(always)]
+fn lean_unit(max_transfer: u64, unit: u64) -> u64 {
+    let block = 1u64 << (63 - max_transfer.max(1).leading_zeros());
+    unit | !(block - 1)
+}
+
+/// [`scan_into`] with its lean pass picked for `gap` (`None` where nothing
+/// merges).
+#[inline(always)]
+fn scan_window<'o, const F: usize>(
+    ops: &'o mut [ReadOp<'_>],
+    batch: &mut heapless::Vec<ReadOp<'o>, F>,
+    max_transfer: u64,
+    unit: u64,
+    gap: Option<u64>,
+) -> Scan {
+    let (b, mt) = (batch, max_transfer);
+    match gap {
+        None => scan_into::<NEAR_NONE, F>(ops, b, mt, unit, 0),
+        Some(0) => scan_into::<NEAR_ADJACENT, F>(ops, b, mt, unit, 0),
+        Some(gap) => scan_into::<NEAR_GAP, F>(ops, b, mt, unit, gap),
+    }
+}
+
 /// One pass over `ops` for [`Scan`], pushing each op onto `batch` with its
 /// index as its tag. More than `F` ops fail the scan.
 ///
@@ -1352,6 +1446,17 @@ fn scan_into<'o, const NEAR: u8, const F: usize>(
     let mut bytes = 0u64;
     // `u64::MAX` as the first predecessor's end never precedes an op.
     let mut prev_end = u64::MAX;
+    // The lean pass tests the length and the boundary in one: that the
+    // op's first and last byte lie in one aligned block of `p` bytes, the
+    // largest power of two at most `max_transfer`, and in one boundary
+    // unit (`b` bytes, a power of two). With `end > addr` (not empty, not
+    // past the end of the address space), such an op is at most
+    // `min(p, b) <= max_transfer` long and in one unit: one fragment. The
+    // test is stricter than the exact one only for an op that crosses a
+    // `p`-block, which happens only where `p < b` (with a boundary no
+    // longer than `max_transfer`, `b <= p` and `unit` alone decides); such
+    // an op goes on to `scan_rest`, which decides exactly.
+    let lean_unit = lean_unit(max_transfer, unit);
     let mut rest = ops.iter_mut().enumerate();
     while let Some((tag, op)) = rest.next() {
         let (addr, len) = (op.addr, op.buf.len() as u64);
@@ -1360,8 +1465,7 @@ fn scan_into<'o, const NEAR: u8, const F: usize>(
         // run past the end of the address space (a wrapped `end` is below
         // `addr`, since `len < 2^64`).
         if end <= addr
-            || len > max_transfer
-            || (addr ^ end.wrapping_sub(1)) & unit != 0
+            || (addr ^ end.wrapping_sub(1)) & lean_unit != 0
             || match NEAR {
                 NEAR_NONE => false,
                 NEAR_ADJACENT => addr == prev_end,
@@ -1461,36 +1565,6 @@ type Outcome = (usize, Option<ReadErrorKind>);
 
 /// The [`Outcome`] of an op the backend did not report on.
 const UNREPORTED: Outcome = (0, Some(ReadErrorKind::Incomplete));
-
-/// A report (`tag`, `valid`, `error`) on the direct route that does not
-/// come in order: `in_order` reports came in order before it into `valids`
-/// and `errors` (one entry per op of the call), and others out of order if
-/// `scattered`. The first such report marks the ops not yet reported "not
-/// reported"; each is stored under its tag, ignored past the call's ops.
-/// Afterwards both are written in full.
-#[cold]
-#[inline(never)]
-fn store_scattered(
-    valids: &mut [MaybeUninit<usize>],
-    errors: &mut [MaybeUninit<Option<ReadErrorKind>>],
-    (in_order, scattered): (usize, bool),
-    tag: usize,
-    valid: usize,
-    error: Option<ReadErrorKind>,
-) {
-    if !scattered {
-        if let Some(rest) = valids.get_mut(in_order..) {
-            rest.fill(MaybeUninit::new(UNREPORTED.0));
-        }
-        if let Some(rest) = errors.get_mut(in_order..) {
-            rest.fill(MaybeUninit::new(UNREPORTED.1));
-        }
-    }
-    if let (Some(v), Some(e)) = (valids.get_mut(tag), errors.get_mut(tag)) {
-        *v = MaybeUninit::new(valid);
-        *e = MaybeUninit::new(error);
-    }
-}
 
 /// The completions of a direct-route window from its ops' raw results.
 #[inline(always)]
@@ -1666,6 +1740,9 @@ mod tests {
         scratch: usize,
         scatter: bool,
         quirks: Option<u64>,
+        /// Each op tagged by its index in its window (which the direct
+        /// route sends as it is), rather than by three times its index.
+        indexed: bool,
         ops: Vec<(u64, usize)>,
     }
 
@@ -1683,6 +1760,7 @@ mod tests {
                 prop_oneof![Just(0usize), 1usize..200],
                 any::<bool>(),
                 prop::option::of(any::<u64>()),
+                any::<bool>(),
             ),
             prop::collection::vec(
                 (
@@ -1696,7 +1774,7 @@ mod tests {
             .prop_map(
                 |(
                     (boundary, max_transfer, max_ops, accept, fault),
-                    (gap, scratch, scatter, quirks),
+                    (gap, scratch, scatter, quirks, indexed),
                     raw,
                 )| {
                     let mut ops: Vec<(u64, usize)> = Vec::new();
@@ -1721,6 +1799,7 @@ mod tests {
                         scratch,
                         scatter,
                         quirks,
+                        indexed,
                         ops,
                     }
                 },
@@ -1768,7 +1847,7 @@ mod tests {
             .iter_mut()
             .zip(&c.ops)
             .enumerate()
-            .map(|(i, (b, &(addr, _)))| ReadOp::new(addr, b, i * 3))
+            .map(|(i, (b, &(addr, _)))| ReadOp::new(addr, b, if c.indexed { i % N } else { i * 3 }))
             .collect();
         let mut seen = Vec::new();
         let mut done = |d: Completion<'_>| {
@@ -1978,12 +2057,7 @@ mod tests {
                 .collect();
             let mut batch: heapless::Vec<ReadOp<'_>, 24> = heapless::Vec::new();
             // As `read_direct` picks the lean pass.
-            let (w, b, mt) = (&mut window, &mut batch, max_transfer);
-            let scan = match gap {
-                None => scan_into::<NEAR_NONE, 24>(w, b, mt, unit, 0),
-                Some(0) => scan_into::<NEAR_ADJACENT, 24>(w, b, mt, unit, 0),
-                Some(g) => scan_into::<NEAR_GAP, 24>(w, b, mt, unit, g),
-            };
+            let scan = scan_window(&mut window, &mut batch, max_transfer, unit, gap);
             let (one_fragment, near, bytes) =
                 scan_reference(&ops, max_transfer, unit, gap.unwrap_or(0));
             prop_assert_eq!(scan.one_fragment, one_fragment);
@@ -2155,5 +2229,83 @@ mod tests {
         assert_eq!(calls, 4);
         let c = reader.counters();
         assert_eq!((c.backend_calls, c.merged_reads, c.merged_ops), (1, 1, 2));
+        // An op that the lean pass refuses (it crosses a 16-byte block, the
+        // largest power of two within `max_transfer` 24) but that is one
+        // fragment all the same: direct, and read whole.
+        let mem: [u8; 64] = core::array::from_fn(|i| i as u8);
+        let g = Geometry::new(Some(64), 24, 8).expect("valid geometry");
+        let mut reader: Reader<_, _> = Reader::new(MemoryBackend::new(&mem, g), [0u8; 0]);
+        let (mut a, mut b) = ([0u8; 4], [0u8; 20]);
+        let mut ops = [ReadOp::new(0, &mut a, 0), ReadOp::new(12, &mut b, 1)];
+        let mut got = Vec::new();
+        let direct = reader.read_direct(g, &mut ops, &mut |c: Completion<'_>| {
+            got.push((c.tag(), c.is_ok(), c.data().to_vec()));
+        });
+        assert!(direct);
+        let want: Vec<u8> = (12..32).collect();
+        assert_eq!(got, [(0, true, vec![0, 1, 2, 3]), (1, true, want)]);
+        let c = reader.counters();
+        assert_eq!((c.backend_calls, c.backend_ops, c.fragments), (1, 2, 2));
+    }
+
+    /// Memory that logs where each call's ops lie and their tags.
+    struct Spy<'m> {
+        inner: MemoryBackend<'m>,
+        calls: Vec<(usize, Vec<usize>)>,
+    }
+
+    impl ReadBackend for Spy<'_> {
+        fn geometry(&self) -> Geometry {
+            self.inner.geometry()
+        }
+
+        fn read_batch<R: FnMut(Report)>(&mut self, ops: &mut [ReadOp<'_>], report: R) -> usize {
+            let tags = ops.iter().map(|op| op.tag).collect();
+            self.calls.push((ops.as_ptr() as usize, tags));
+            self.inner.read_batch(ops, report)
+        }
+    }
+
+    #[test]
+    fn ops_tagged_by_index_go_to_the_backend_as_they_are() {
+        let mem: [u8; 64] = core::array::from_fn(|i| i as u8);
+        let g = Geometry::new(Some(16), 16, 8).expect("valid geometry");
+        let spy = Spy {
+            inner: MemoryBackend::new(&mem, g),
+            calls: Vec::new(),
+        };
+        let mut reader: Reader<_, _> = Reader::new(spy, [0u8; 0]);
+        let mut bufs = [[0u8; 2]; 3];
+        let [a, b, c] = &mut bufs;
+        let mut ops = [
+            ReadOp::new(0, a, 0),
+            ReadOp::new(8, b, 1),
+            ReadOp::new(32, c, 2),
+        ];
+        let at = ops.as_ptr() as usize;
+        let mut tags = Vec::new();
+        reader.read_many(&mut ops, |c| tags.push((c.tag(), c.is_ok())));
+        assert_eq!(tags, [(0, true), (1, true), (2, true)]);
+        // Tagged by their index: the caller's own ops, nothing copied.
+        assert_eq!(reader.backend().calls, [(at, vec![0, 1, 2])]);
+        assert_eq!(bufs, [[0, 1], [8, 9], [32, 33]]);
+
+        // Other tags: a copy, tagged by index, and the caller's tags kept.
+        let mut bufs = [[0u8; 2]; 3];
+        let [a, b, c] = &mut bufs;
+        let mut ops = [
+            ReadOp::new(0, a, 7),
+            ReadOp::new(8, b, 1),
+            ReadOp::new(32, c, 2),
+        ];
+        let at = ops.as_ptr() as usize;
+        let mut tags = Vec::new();
+        reader.read_many(&mut ops, |c| tags.push((c.tag(), c.is_ok())));
+        assert_eq!(tags, [(7, true), (1, true), (2, true)]);
+        let (ptr, tags) = &reader.backend().calls[1];
+        assert_ne!(*ptr, at);
+        assert_eq!(tags, &[0, 1, 2]);
+        assert_eq!([ops[0].tag, ops[1].tag, ops[2].tag], [7, 1, 2]);
+        assert_eq!(bufs, [[0, 1], [8, 9], [32, 33]]);
     }
 }
