@@ -171,10 +171,23 @@ fn timed_fresh<const BATCH: usize>(
 #[inline(always)]
 fn timed_reused<const BATCH: usize>(
     addrs: &[usize],
+    read: impl FnMut(&mut [ReadOp<'_>]) -> u64,
+) -> Duration {
+    timed_reused_tagged::<BATCH>(addrs, |i| i, read)
+}
+
+/// As [`timed_reused`], with op `i` tagged `tag(i)`.
+#[inline(always)]
+fn timed_reused_tagged<const BATCH: usize>(
+    addrs: &[usize],
+    tag: impl Fn(usize) -> usize,
     mut read: impl FnMut(&mut [ReadOp<'_>]) -> u64,
 ) -> Duration {
     let mut bufs = [[0u8; 8]; BATCH];
     let mut ops = fresh_ops(&mut bufs, &[]);
+    for (i, op) in ops.iter_mut().enumerate() {
+        op.tag = tag(i);
+    }
     let t = Instant::now();
     let mut sum = 0u64;
     for chunk in addrs.chunks(BATCH) {
@@ -307,11 +320,12 @@ fn seed(ctx: &Ctx) {
         .map(|_| (rng.next() as usize % ((1 << 20) - 8)) & !7)
         .collect();
     let (mem, addrs) = (&mem, &addrs);
-    let logs: [Log; 14] = Default::default();
+    let logs: [Log; 15] = Default::default();
     let [
         deque_log,
         batch_log,
         reused_log,
+        keyed_log,
         by_hand_log,
         by_hand_reused_log,
         channel_async_log,
@@ -405,6 +419,17 @@ fn seed(ctx: &Ctx) {
         logged(
             reused_log,
             timed_reused::<BATCH>(addrs, |ops| read_sum(&mut reader, ops)),
+        )
+    });
+    // The same with each op tagged by a key that is not its index (as where
+    // a tag names what its op reads): the reader then tags copies of the ops
+    // by index for the backend, where ops tagged by their index go as they
+    // are.
+    let mut reader = new_reader();
+    c.variant("batch_api_reused_keyed", move || {
+        logged(
+            keyed_log,
+            timed_reused_tagged::<BATCH>(addrs, |i| !i, |ops| read_sum(&mut reader, ops)),
         )
     });
     // Not contenders: the two batch shapes without the crate. The same ops,
@@ -617,6 +642,12 @@ fn seed(ctx: &Ctx) {
         "batch",
         "seed.batch_api_reused.rate_vs_ops_by_hand_reused",
         paired(by_hand_reused_log, reused_log),
+        "x",
+    );
+    row(
+        "batch",
+        "seed.batch_api_reused_keyed.rate_vs_ops_by_hand_reused",
+        paired(by_hand_reused_log, keyed_log),
         "x",
     );
     row(
