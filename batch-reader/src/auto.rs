@@ -90,7 +90,7 @@ impl core::error::Error for PartialRead {}
 enum SlotState {
     /// Not in use.
     Free,
-    /// Waiting for the next flush.
+    /// Waiting for the next flush; it holds no staging yet.
     Queued,
     /// Its future was dropped while it was queued: the next flush skips it
     /// and frees it.
@@ -104,7 +104,8 @@ enum SlotState {
 struct Slot {
     state: SlotState,
     addr: u64,
-    /// Where its bytes go in staging.
+    /// Where its bytes are in staging, once the flush that reads it has
+    /// placed them.
     off: usize,
     len: usize,
     /// Offset and kind of its first failed byte, once read.
@@ -160,14 +161,18 @@ struct Inner<B, S, const N: usize, const A: usize> {
     slots: [Slot; N],
     /// Indices of free slots.
     free: heapless::Vec<usize, N>,
-    /// Indices of queued (and cancelled) slots, in queue order, which is also
-    /// the order of their staging offsets.
+    /// Indices of queued (and cancelled) slots, in queue order.
     queue: heapless::Vec<usize, N>,
-    /// The next free staging byte.
+    /// The end of the staging bytes of read slots: the next flush places
+    /// its ops' bytes from here on.
     bump: usize,
-    /// Slots holding staging bytes (queued, cancelled or done); staging is
-    /// reused from its start once this is zero.
-    staged: usize,
+    /// The staging bytes read slots hold (the sum of their lengths);
+    /// staging is reused from its start once this is zero.
+    held: usize,
+    /// The staging bytes the queued ops will take when they are read:
+    /// `held + queued <= A` always, so a flush always finds room for them,
+    /// after moving the held bytes to the front if it must.
+    queued: usize,
 }
 
 /// `to.copy_from_slice(from)`, without a call to `memcpy` for the 8-byte
@@ -353,7 +358,8 @@ impl<B, S, const N: usize, const A: usize> AsyncReader<B, S, N, A> {
                 free,
                 queue: heapless::Vec::new(),
                 bump: 0,
-                staged: 0,
+                held: 0,
+                queued: 0,
             }),
             busy: Cell::new(false),
             driver: Cell::new(ptr::null()),
@@ -573,6 +579,7 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
         match slot.state {
             SlotState::Queued => {
                 slot.state = SlotState::Cancelled;
+                self.queued -= slot.len;
                 self.drop_cancelled();
             }
             SlotState::Done => self.release(idx),
@@ -581,47 +588,49 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
         waker
     }
 
-    /// Frees a read or cancelled slot and its staging.
+    /// Frees a read slot and its staging.
     #[inline]
     fn release(&mut self, idx: usize) {
         let slot = &mut self.slots[idx];
-        // `failure` is reset when the slot is next queued.
+        // `failure` and `off` are set when the slot is next read.
         slot.state = SlotState::Free;
         // Cannot fail: a slot is freed once per use.
         let _ = self.free.push(idx);
-        self.staged -= 1;
-        if self.staged == 0 {
+        self.held -= slot.len;
+        if self.held == 0 {
             self.bump = 0;
         }
     }
 
     /// Empties the queue if every op in it was cancelled, so that their
-    /// slots and staging come back without waiting for a flush.
+    /// slots come back without waiting for a flush.
     fn drop_cancelled(&mut self) {
-        let slots = &self.slots;
+        let slots = &mut self.slots;
         if self
             .queue
             .iter()
             .all(|&i| slots[i].state == SlotState::Cancelled)
         {
             while let Some(i) = self.queue.pop() {
-                self.release(i);
+                slots[i].state = SlotState::Free;
+                // Cannot fail: a slot is freed once per use.
+                let _ = self.free.push(i);
             }
         }
     }
 
-    /// Moves the staged bytes of every slot in use to the front of staging,
-    /// in the order they lie there (so queue order stays staging order), and
-    /// returns the space after them. Tasks that keep reads in flight while
-    /// they consume others never let staging empty, so without this the
-    /// space would run out however little of it is in use. Out of line: it
-    /// runs once per staging-full, and its list of slots is large.
+    /// Moves the staging bytes of every read slot to the front of staging,
+    /// in the order they lie there, so that `bump` becomes `held`. Tasks
+    /// that keep read ops waiting while later ones are read never let
+    /// staging empty, so without this the space would run out however
+    /// little of it is in use. Out of line: it runs only when a flush finds
+    /// no room after `bump`, and its list of slots is large.
     #[cold]
     #[inline(never)]
     fn compact(&mut self) {
         let mut live: heapless::Vec<usize, N> = heapless::Vec::new();
         for (i, slot) in self.slots.iter().enumerate() {
-            if slot.state != SlotState::Free {
+            if slot.state == SlotState::Done {
                 // Cannot fail: N slots.
                 let _ = live.push(i);
             }
@@ -676,17 +685,14 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
         }
     }
 
-    /// Queues a read of `len` (non-zero) bytes at `addr` in a slot.
+    /// Queues a read of `len` (non-zero) bytes at `addr` in a slot. Its
+    /// staging is placed by the flush that reads it; here it is only
+    /// counted, so that the ops queued always fit.
     #[inline]
     fn enqueue_slot(&mut self, addr: u64, len: usize) -> Enqueued {
-        if self.queue.is_full() || len > A {
+        // `held + queued <= A`, so this does not underflow.
+        if self.queue.is_full() || len > A - self.held - self.queued {
             return Enqueued::Direct;
-        }
-        if len > A - self.bump {
-            self.compact();
-            if len > A - self.bump {
-                return Enqueued::Direct;
-            }
         }
         let Some(idx) = self.free.pop() else {
             return Enqueued::Direct;
@@ -694,11 +700,8 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
         let slot = &mut self.slots[idx];
         slot.state = SlotState::Queued;
         slot.addr = addr;
-        slot.off = self.bump;
         slot.len = len;
-        slot.failure = None;
-        self.bump += len;
-        self.staged += 1;
+        self.queued += len;
         // Cannot fail: checked above.
         let _ = self.queue.push(idx);
         Enqueued::Slot(idx, self.queue.is_full())
@@ -789,6 +792,18 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
         true
     }
 
+    /// Where the next flush places its ops' bytes: at `bump`, after the
+    /// bytes read slots hold, moved to the front first if the queued ops
+    /// would not fit after them (they always fit then: `held + queued <=
+    /// A`).
+    #[inline]
+    fn placement(&mut self) -> usize {
+        if self.queued > A - self.bump {
+            self.compact();
+        }
+        self.bump
+    }
+
     /// The flush of a queue holding exactly one op, still queued: one
     /// `read_buf` into its staging (the same `read_many` on a batch of one,
     /// which the compiler specializes for that length). Returns the waker to
@@ -801,65 +816,101 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
         let [idx] = self.queue[..] else {
             return None;
         };
+        if self.slots.get(idx)?.state != SlotState::Queued {
+            return None;
+        }
+        let at = self.placement();
         let Inner {
             reader,
             staging,
             slots,
             queue,
+            bump,
+            held,
+            queued,
             ..
         } = self;
-        let slot = slots.get_mut(idx)?;
-        if slot.state != SlotState::Queued {
-            return None;
-        }
-        let buf = staging.get_mut(slot.off..slot.off + slot.len)?;
-        slot.failure = reader.read_buf(slot.addr, buf).first_error();
+        let slot = &mut slots[idx];
         slot.state = SlotState::Done;
+        slot.off = at;
+        *bump = at + slot.len;
+        *held += slot.len;
+        *queued = 0;
         queue.clear();
+        slot.failure = match staging.get_mut(at..at + slot.len) {
+            Some(buf) => reader.read_buf(slot.addr, buf).first_error(),
+            // Not reachable: `placement` leaves room for the queued ops.
+            None => Some((0, ReadErrorKind::Other)),
+        };
         Some(slot.waker.take())
     }
 
     /// Sends every queued op to the backend in one `read_many`, marks them
     /// read, frees cancelled ones, and moves the wakers to wake into
     /// `wakers`. Returns whether any op was sent.
+    ///
+    /// One pass over the queue does all of it before the read: nothing can
+    /// look at a slot until the flush is over (the reader is busy), so a
+    /// slot marked read before its bytes arrive is never seen as such.
     fn flush(&mut self, wakers: &mut heapless::Vec<Waker, N>) -> bool
     where
         B: ReadBackend,
         S: AsMut<[u8]>,
     {
+        let start = self.placement();
         let Inner {
             reader,
             staging,
             slots,
+            free,
             queue,
+            bump,
+            held,
+            queued,
             ..
         } = self;
         let mut ops: heapless::Vec<ReadOp<'_>, N> = heapless::Vec::new();
-        // Queue order is staging order, so the ops' buffers are carved off
-        // the front of what is left of staging, one after the other.
-        let mut rest: &mut [u8] = &mut staging[..];
-        let mut at = 0;
+        // The ops' buffers are carved off the front of what is left of
+        // staging, one after the other, in queue order.
+        let mut rest: &mut [u8] = staging.get_mut(start..).unwrap_or_default();
+        let mut at = start;
         for &idx in queue.iter() {
-            let slot = &mut slots[idx];
-            if slot.state != SlotState::Queued {
+            let Some(slot) = slots.get_mut(idx) else {
                 continue;
-            }
-            let carved = slot
-                .off
-                .checked_sub(at)
-                .and_then(|skip| mem::take(&mut rest).split_at_mut_checked(skip))
-                .and_then(|(_, tail)| tail.split_at_mut_checked(slot.len));
-            let Some((buf, tail)) = carved else {
-                // Not reachable: queued ops have increasing, disjoint
-                // staging ranges.
-                slot.failure = Some((0, ReadErrorKind::Other));
-                break;
             };
-            rest = tail;
-            at = slot.off + slot.len;
-            // Cannot fail: at most N queued.
-            let _ = ops.push(ReadOp::new(slot.addr, buf, idx));
+            match slot.state {
+                SlotState::Queued => {
+                    slot.state = SlotState::Done;
+                    slot.off = at;
+                    *held += slot.len;
+                    if let Some(w) = slot.waker.take() {
+                        // Cannot fail: at most N queued.
+                        let _ = wakers.push(w);
+                    }
+                    let Some((buf, tail)) = mem::take(&mut rest).split_at_mut_checked(slot.len)
+                    else {
+                        // Not reachable: `placement` leaves room for the
+                        // queued ops.
+                        slot.failure = Some((0, ReadErrorKind::Other));
+                        continue;
+                    };
+                    slot.failure = None;
+                    rest = tail;
+                    at += slot.len;
+                    // Cannot fail: at most N queued.
+                    let _ = ops.push(ReadOp::new(slot.addr, buf, idx));
+                }
+                SlotState::Cancelled => {
+                    slot.state = SlotState::Free;
+                    // Cannot fail: a slot is freed once per use.
+                    let _ = free.push(idx);
+                }
+                SlotState::Free | SlotState::Done => {}
+            }
         }
+        *bump = at;
+        *queued = 0;
+        queue.clear();
         let sent = !ops.is_empty();
         if sent {
             reader.read_many(&mut ops, |done| {
@@ -872,23 +923,6 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
                 }
             });
         }
-        drop(ops);
-        for q in 0..self.queue.len() {
-            let idx = self.queue[q];
-            match self.slots[idx].state {
-                SlotState::Queued => {
-                    let slot = &mut self.slots[idx];
-                    slot.state = SlotState::Done;
-                    if let Some(w) = slot.waker.take() {
-                        // Cannot fail: at most N queued.
-                        let _ = wakers.push(w);
-                    }
-                }
-                SlotState::Cancelled => self.release(idx),
-                SlotState::Free | SlotState::Done => {}
-            }
-        }
-        self.queue.clear();
         sent
     }
 }
