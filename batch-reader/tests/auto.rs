@@ -608,8 +608,9 @@ fn the_solo_op_moves_and_drops_cleanly() {
 
 #[test]
 fn staging_is_reused_while_reads_stay_in_flight() {
-    // Four chains always have reads queued or waiting to be consumed, so
-    // staging never empties; 64 bytes hold two rounds of four u64 reads.
+    // Four chains always have reads queued or waiting to be taken: each
+    // queues its next read before the others have taken their last. 64
+    // bytes of staging hold two rounds of four u64 reads.
     let mem = linked();
     let backend = MemoryBackend::new(&mem, Geometry::new(None, 1024, 1024).expect("geometry"));
     let mut r = AsyncReader::<_, _, 16, 64>::new(backend, [0u8; 0]);
@@ -627,6 +628,46 @@ fn staging_is_reused_while_reads_stay_in_flight() {
     assert_eq!(got, [160, 360, 560, 760].map(Ok));
     // Every step one call carrying the four chains' reads: none alone.
     assert_eq!(calls_and_ops(&r), (20, 80));
+}
+
+#[test]
+fn bytes_waiting_to_be_taken_move_to_make_room() {
+    // 24 bytes of staging. `a` is read with `b` and not taken; `b` is. The
+    // next flush, of `c` and `d`, finds 8 free bytes after `a`'s and moves
+    // `a`'s to the front to fit both; a fifth read finds none and goes alone.
+    let mem: Vec<u8> = (0..64).collect();
+    let backend = MemoryBackend::new(&mem, Geometry::new(None, 64, 64).expect("geometry"));
+    let r = AsyncReader::<_, _, 8, 24>::new(backend, [0u8; 0]);
+    let noop = Waker::noop();
+    let mut cx = Context::from_waker(noop);
+    let mut a = pin!(r.read_val::<u64>(0));
+    let mut b = pin!(r.read_val::<u64>(8));
+    assert!(a.as_mut().poll(&mut cx).is_pending());
+    assert!(b.as_mut().poll(&mut cx).is_pending());
+    // Polled again outside a run: flushes `a` and `b`, takes `b`.
+    let word = |at: u64| u64::from_ne_bytes(core::array::from_fn(|i| at as u8 + i as u8));
+    assert_eq!(b.as_mut().poll(&mut cx), Poll::Ready(Ok(word(8))));
+    assert_eq!(calls_and_ops(&r), (1, 2));
+    let mut c = pin!(r.read_val::<u64>(16));
+    let mut d = pin!(r.read_val::<u64>(40));
+    let mut e = pin!(r.read_val::<u64>(48));
+    assert!(c.as_mut().poll(&mut cx).is_pending());
+    assert!(d.as_mut().poll(&mut cx).is_pending());
+    // 8 bytes held by `a` and 16 queued: nothing left for `e`.
+    assert_eq!(e.as_mut().poll(&mut cx), Poll::Ready(Ok(word(48))));
+    assert_eq!(calls_and_ops(&r), (2, 3));
+    assert_eq!(d.as_mut().poll(&mut cx), Poll::Ready(Ok(word(40))));
+    assert_eq!(calls_and_ops(&r), (3, 5));
+    assert_eq!(c.as_mut().poll(&mut cx), Poll::Ready(Ok(word(16))));
+    assert_eq!(a.as_mut().poll(&mut cx), Poll::Ready(Ok(word(0))));
+    // Everything came back: three reads fit again.
+    let got = block_on(join3(
+        r.read_val::<u64>(0),
+        r.read_val::<u64>(8),
+        r.read_val::<u64>(16),
+    ));
+    assert_eq!(got, (Ok(word(0)), Ok(word(8)), Ok(word(16))));
+    assert_eq!(calls_and_ops(&r), (4, 8));
 }
 
 /// A backend that, inside its own call, reads from the reader that called
