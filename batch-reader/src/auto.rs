@@ -745,23 +745,45 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
         }
     }
 
+    /// If slot `idx` is read, copies its valid prefix into `out` (the
+    /// buffer of the op it was queued for, so `out.len()` is its length),
+    /// frees it, and returns its failure and waker.
+    #[inline(always)]
+    #[allow(clippy::type_complexity)]
+    fn take_slot(
+        &mut self,
+        idx: usize,
+        out: &mut [u8],
+    ) -> Option<(Option<(usize, ReadErrorKind)>, Option<Waker>)> {
+        let slot = self.slots.get_mut(idx)?;
+        if slot.state != SlotState::Done {
+            return None;
+        }
+        let failure = slot.failure;
+        let valid = match failure {
+            None => out.len(),
+            Some((valid, _)) => valid.min(out.len()),
+        };
+        let from = self.staging.get(slot.off..).and_then(|s| s.get(..valid));
+        if let (Some(to), Some(from)) = (out.get_mut(..valid), from) {
+            copy_small(to, from);
+        }
+        let waker = slot.waker.take();
+        self.release(idx);
+        Some((failure, waker))
+    }
+
     /// Where a queued op stands; if read, copies its valid prefix into `out`
     /// and frees it.
     #[inline]
     fn status(&mut self, idx: usize, out: &mut [u8], cx: &Context<'_>) -> Status {
+        if let Some((failure, waker)) = self.take_slot(idx, out) {
+            return Status::Ready(failure, waker);
+        }
         let slot = &mut self.slots[idx];
         match slot.state {
-            SlotState::Done => {
-                let failure = slot.failure;
-                let valid = failure.map_or(slot.len, |(v, _)| v).min(out.len());
-                let from = self.staging.get(slot.off..slot.off + valid).unwrap_or(&[]);
-                if let Some(to) = out.get_mut(..from.len()) {
-                    copy_small(to, from);
-                }
-                let waker = slot.waker.take();
-                self.release(idx);
-                Status::Ready(failure, waker)
-            }
+            // Taken above.
+            SlotState::Done => Status::Ready(Some((0, ReadErrorKind::Other)), None),
             SlotState::Queued => Status::Queued {
                 stale_waker: !slot.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())),
             },
@@ -1124,14 +1146,12 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
                 // Not read yet, moved, or polled from inside the backend.
             }
             Some(idx) => {
-                if let Some(Status::Ready(failure, waker)) =
-                    self.with(|inner| inner.status(idx, out, cx))
-                {
+                if let Some(Some((failure, waker))) = self.with(|inner| inner.take_slot(idx, out)) {
                     *slot = None;
                     drop(waker);
                     return Poll::Ready(failure);
                 }
-                // Still queued (its status had no effect), or polled from
+                // Not read yet (nothing was changed), or polled from
                 // inside the backend.
             }
             None => {
