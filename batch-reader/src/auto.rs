@@ -900,47 +900,49 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
             let Some(slot) = slots.get_mut(idx) else {
                 continue;
             };
-            match slot.state {
-                SlotState::Queued => {
-                    slot.state = SlotState::Done;
-                    slot.off = at;
-                    *held += slot.len;
-                    if let Some(w) = slot.waker.take() {
+            if slot.state == SlotState::Queued {
+                slot.state = SlotState::Done;
+                let len = slot.len;
+                match mem::take(&mut rest).split_at_mut_checked(len) {
+                    Some((buf, tail)) => {
+                        rest = tail;
+                        slot.off = at;
+                        slot.failure = None;
+                        at += len;
                         // Cannot fail: at most N queued.
-                        let _ = wakers.push(w);
+                        let _ = ops.push(ReadOp::new(slot.addr, buf, idx));
                     }
-                    let Some((buf, tail)) = mem::take(&mut rest).split_at_mut_checked(slot.len)
-                    else {
+                    None => {
                         // Not reachable: `placement` leaves room for the
-                        // queued ops.
+                        // queued ops. Held as if placed, so that its
+                        // release balances.
+                        *held += len;
                         slot.failure = Some((0, ReadErrorKind::Other));
-                        continue;
-                    };
-                    slot.failure = None;
-                    rest = tail;
-                    at += slot.len;
+                    }
+                }
+                if let Some(w) = slot.waker.take() {
                     // Cannot fail: at most N queued.
-                    let _ = ops.push(ReadOp::new(slot.addr, buf, idx));
+                    let _ = wakers.push(w);
                 }
-                SlotState::Cancelled => {
-                    slot.state = SlotState::Free;
-                    // Cannot fail: a slot is freed once per use.
-                    let _ = free.push(idx);
-                }
-                SlotState::Free | SlotState::Done => {}
+            } else if slot.state == SlotState::Cancelled {
+                slot.state = SlotState::Free;
+                // Cannot fail: a slot is freed once per use.
+                let _ = free.push(idx);
             }
         }
+        *held += at - start;
         *bump = at;
         *queued = 0;
         queue.clear();
         let sent = !ops.is_empty();
         if sent {
+            // Only failures are looked up: a read slot without one was
+            // marked so above. The first failure of an op completed in
+            // parts counts.
             reader.read_many(&mut ops, |done| {
-                if let Some(slot) = slots.get_mut(done.tag()) {
-                    if slot.failure.is_none() {
-                        if let Some((at, kind)) = done.first_error() {
-                            slot.failure = Some((at, kind));
-                        }
+                if let Some(failure) = done.first_error() {
+                    if let Some(slot) = slots.get_mut(done.tag()) {
+                        slot.failure.get_or_insert(failure);
                     }
                 }
             });
