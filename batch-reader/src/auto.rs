@@ -99,6 +99,9 @@ enum SlotState {
     Done,
 }
 
+/// The offset and kind of a read's first failed byte, if any.
+type Failure = Option<(usize, ReadErrorKind)>;
+
 /// One queued op.
 #[derive(Debug)]
 struct Slot {
@@ -749,12 +752,7 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
     /// buffer of the op it was queued for, so `out.len()` is its length),
     /// frees it, and returns its failure and waker.
     #[inline(always)]
-    #[allow(clippy::type_complexity)]
-    fn take_slot(
-        &mut self,
-        idx: usize,
-        out: &mut [u8],
-    ) -> Option<(Option<(usize, ReadErrorKind)>, Option<Waker>)> {
+    fn take_slot(&mut self, idx: usize, out: &mut [u8]) -> Option<(Failure, Option<Waker>)> {
         let slot = self.slots.get_mut(idx)?;
         if slot.state != SlotState::Done {
             return None;
