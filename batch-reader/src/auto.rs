@@ -176,6 +176,10 @@ struct Inner<B, S, const N: usize, const A: usize> {
     /// `held + queued <= A` always, so a flush always finds room for them,
     /// after moving the held bytes to the front if it must.
     queued: usize,
+    /// A queued slot may hold a waker or have been cancelled since the last
+    /// flush: that flush must look for both. (Reads queued under a run
+    /// store no waker and are seldom dropped, so most flushes need not.)
+    stirred: bool,
 }
 
 /// `to.copy_from_slice(from)`, without a call to `memcpy` for the 8-byte
@@ -363,6 +367,7 @@ impl<B, S, const N: usize, const A: usize> AsyncReader<B, S, N, A> {
                 bump: 0,
                 held: 0,
                 queued: 0,
+                stirred: false,
             }),
             busy: Cell::new(false),
             driver: Cell::new(ptr::null()),
@@ -583,6 +588,7 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
             SlotState::Queued => {
                 slot.state = SlotState::Cancelled;
                 self.queued -= slot.len;
+                self.stirred = true;
                 self.drop_cancelled();
             }
             SlotState::Done => self.release(idx),
@@ -887,48 +893,69 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
             bump,
             held,
             queued,
+            stirred,
             ..
         } = self;
+        let stirred = mem::take(stirred);
         let mut ops: heapless::Vec<ReadOp<'_>, N> = heapless::Vec::new();
         // The ops' buffers are carved off the front of what is left of
         // staging, one after the other, in queue order.
         let mut rest: &mut [u8] = staging.get_mut(start..).unwrap_or_default();
         let mut at = start;
-        for &idx in queue.iter() {
-            let Some(slot) = slots.get_mut(idx) else {
-                continue;
-            };
-            if slot.state == SlotState::Queued {
-                slot.state = SlotState::Done;
-                let len = slot.len;
-                match mem::take(&mut rest).split_at_mut_checked(len) {
-                    Some((buf, tail)) => {
-                        rest = tail;
-                        slot.off = at;
-                        slot.failure = None;
-                        at += len;
-                        // Cannot fail: at most N queued.
-                        let _ = ops.push(ReadOp::new(slot.addr, buf, idx));
-                    }
-                    None => {
-                        // Not reachable: `placement` leaves room for the
-                        // queued ops. Held as if placed, so that its
-                        // release balances.
-                        *held += len;
-                        slot.failure = Some((0, ReadErrorKind::Other));
-                    }
-                }
-                if let Some(w) = slot.waker.take() {
+        let mut unplaced = 0;
+        // Marks a queued slot read and adds its op to the batch.
+        let mut place = |slot: &mut Slot, idx: usize| {
+            slot.state = SlotState::Done;
+            let len = slot.len;
+            match mem::take(&mut rest).split_at_mut_checked(len) {
+                Some((buf, tail)) => {
+                    rest = tail;
+                    slot.off = at;
+                    slot.failure = None;
+                    at += len;
                     // Cannot fail: at most N queued.
-                    let _ = wakers.push(w);
+                    let _ = ops.push(ReadOp::new(slot.addr, buf, idx));
                 }
-            } else if slot.state == SlotState::Cancelled {
-                slot.state = SlotState::Free;
-                // Cannot fail: a slot is freed once per use.
-                let _ = free.push(idx);
+                None => {
+                    // Not reachable: `placement` leaves room for the queued
+                    // ops. Held as if placed, so that its release balances.
+                    unplaced += len;
+                    slot.failure = Some((0, ReadErrorKind::Other));
+                }
+            }
+        };
+        if stirred {
+            for &idx in queue.iter() {
+                let Some(slot) = slots.get_mut(idx) else {
+                    continue;
+                };
+                match slot.state {
+                    SlotState::Queued => {
+                        place(slot, idx);
+                        if let Some(w) = slot.waker.take() {
+                            // Cannot fail: at most N queued.
+                            let _ = wakers.push(w);
+                        }
+                    }
+                    SlotState::Cancelled => {
+                        slot.state = SlotState::Free;
+                        // Cannot fail: a slot is freed once per use.
+                        let _ = free.push(idx);
+                    }
+                    SlotState::Free | SlotState::Done => {}
+                }
+            }
+        } else {
+            // Every slot in the queue is queued, without a waker.
+            for &idx in queue.iter() {
+                if let Some(slot) = slots.get_mut(idx) {
+                    if slot.state == SlotState::Queued {
+                        place(slot, idx);
+                    }
+                }
             }
         }
-        *held += at - start;
+        *held += at - start + unplaced;
         *bump = at;
         *queued = 0;
         queue.clear();
@@ -1273,7 +1300,10 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
             }
             if (!driven || !same) && stale_waker {
                 let waker = cx.waker().clone();
-                let old = self.with(|inner| inner.slots[idx].waker.replace(waker));
+                let old = self.with(|inner| {
+                    inner.stirred = true;
+                    inner.slots[idx].waker.replace(waker)
+                });
                 drop(old);
             }
             if !driven {
