@@ -152,6 +152,12 @@ enum Solo {
     Done(Option<(usize, ReadErrorKind)>),
     /// Moved into this slot; its future takes the slot on its next poll.
     Moved(usize),
+    /// None, and the last flush read several ops: the next read goes into a
+    /// slot. The other futures of that flush are still to be polled and
+    /// likely to queue reads too (joined chains), and the first of them
+    /// would only move a solo op into a slot. A flush of one op in a slot
+    /// makes it [`Solo::Empty`] again.
+    Joined,
 }
 
 /// Everything the futures share, behind the reader's one cell.
@@ -546,7 +552,7 @@ impl<B, S, const N: usize, const A: usize> AsyncReader<B, S, N, A> {
             }
             match mem::replace(&mut inner.solo, Solo::Empty) {
                 Solo::Moved(idx) => inner.cancel_slot(idx),
-                Solo::Empty | Solo::Queued { .. } | Solo::Done(_) => None,
+                Solo::Empty | Solo::Joined | Solo::Queued { .. } | Solo::Done(_) => None,
             }
         });
         // A drop from inside the backend cannot touch the state: the slot
@@ -658,11 +664,11 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
     }
 
     /// Queues a read of `len` (non-zero) bytes at `addr`: as the solo op if
-    /// `solo` (polled under its run) and nothing else is queued, else in a
-    /// slot.
+    /// `solo` (polled under its run), nothing else is queued and the last
+    /// flush was not of several ops ([`Solo::Joined`]), else in a slot.
     #[inline]
     fn enqueue(&mut self, addr: u64, len: usize, solo: bool) -> Enqueued {
-        if solo && self.solo == Solo::Empty && self.queue.is_empty() && len <= SOLO_BYTES {
+        if solo && matches!(self.solo, Solo::Empty) && self.queue.is_empty() && len <= SOLO_BYTES {
             self.solo = Solo::Queued { addr, len };
             return Enqueued::Solo;
         }
@@ -746,11 +752,14 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
                 self.poll_solo(out, driven)
             }
             Solo::Moved(idx) => {
-                self.solo = Solo::Empty;
+                // It was moved by a second read: the flush reads several.
+                self.solo = Solo::Joined;
                 SoloPoll::Slot(idx)
             }
             // Not reachable for the future holding the solo op.
-            Solo::Empty | Solo::Done(_) => SoloPoll::Ready(Some((0, ReadErrorKind::Other))),
+            Solo::Empty | Solo::Joined | Solo::Done(_) => {
+                SoloPoll::Ready(Some((0, ReadErrorKind::Other)))
+            }
         }
     }
 
@@ -848,6 +857,7 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
         let at = self.placement();
         let Inner {
             reader,
+            solo,
             staging,
             slots,
             queue,
@@ -856,6 +866,9 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
             queued,
             ..
         } = self;
+        if *solo == Solo::Joined {
+            *solo = Solo::Empty;
+        }
         let slot = &mut slots[idx];
         slot.state = SlotState::Done;
         slot.off = at;
@@ -884,6 +897,9 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
         S: AsMut<[u8]>,
     {
         let start = self.placement();
+        if self.queue.len() > 1 && self.solo == Solo::Empty {
+            self.solo = Solo::Joined;
+        }
         let Inner {
             reader,
             staging,
