@@ -132,6 +132,10 @@ impl Slot {
 /// The slot index a future holds while its op is the reader's solo op.
 const SOLO: usize = usize::MAX;
 
+/// The slot index a future holds while its op is not queued (not yet, or
+/// no longer). Slot indices proper are below `N`.
+const UNQUEUED: usize = usize::MAX - 1;
+
 /// The longest read that can be the solo op.
 const SOLO_BYTES: usize = 64;
 
@@ -1024,7 +1028,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
             reader: self,
             addr,
             buf,
-            slot: None,
+            slot: UNQUEUED,
         }
     }
 
@@ -1050,7 +1054,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
         ReadVal {
             reader: self,
             addr,
-            slot: None,
+            slot: UNQUEUED,
             _value: PhantomData,
         }
     }
@@ -1175,40 +1179,31 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
     #[inline(always)]
     fn poll_op(
         &self,
-        slot: &mut Option<usize>,
+        slot: &mut usize,
         addr: u64,
         out: &mut [u8],
         cx: &mut Context<'_>,
     ) -> Poll<Option<(usize, ReadErrorKind)>> {
         match *slot {
-            Some(SOLO) => {
+            SOLO => {
                 if let Some(Some(failure)) = self.with(|inner| inner.take_solo(out)) {
-                    *slot = None;
+                    *slot = UNQUEUED;
                     return Poll::Ready(failure);
                 }
                 // Not read yet, moved, or polled from inside the backend.
             }
-            Some(idx) => {
-                if let Some(Some((failure, waker))) = self.with(|inner| inner.take_slot(idx, out)) {
-                    *slot = None;
-                    drop(waker);
-                    return Poll::Ready(failure);
-                }
-                // Not read yet (nothing was changed), or polled from
-                // inside the backend.
-            }
-            None => {
+            UNQUEUED => {
                 if !out.is_empty() && self.driving(cx) {
                     if let Some(queued) = self.with(|inner| inner.enqueue(addr, out.len(), true)) {
                         // Queued under the run that polls it: nothing to
                         // store, the run flushes and polls again.
                         match queued {
                             Enqueued::Solo => {
-                                *slot = Some(SOLO);
+                                *slot = SOLO;
                                 return Poll::Pending;
                             }
                             Enqueued::Slot(idx, false) => {
-                                *slot = Some(idx);
+                                *slot = idx;
                                 return Poll::Pending;
                             }
                             Enqueued::Slot(_, true) | Enqueued::Direct => {
@@ -1217,6 +1212,15 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
                         }
                     }
                 }
+            }
+            idx => {
+                if let Some(Some((failure, waker))) = self.with(|inner| inner.take_slot(idx, out)) {
+                    *slot = UNQUEUED;
+                    drop(waker);
+                    return Poll::Ready(failure);
+                }
+                // Not read yet (nothing was changed), or polled from
+                // inside the backend.
             }
         }
         self.poll_op_slow(slot, addr, out, cx, None)
@@ -1227,19 +1231,19 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
     #[inline(never)]
     fn poll_op_slow(
         &self,
-        slot: &mut Option<usize>,
+        slot: &mut usize,
         addr: u64,
         out: &mut [u8],
         cx: &mut Context<'_>,
         enqueued: Option<Enqueued>,
     ) -> Poll<Option<(usize, ReadErrorKind)>> {
-        if *slot == Some(SOLO) {
+        if *slot == SOLO {
             let driven = self.driven(cx) == (true, true);
             match self.with(|inner| inner.poll_solo(out, driven)) {
                 // Polled from inside the backend: the flush has it.
                 None => return Poll::Ready(Some((0, ReadErrorKind::Other))),
                 Some(SoloPoll::Ready(failure)) => {
-                    *slot = None;
+                    *slot = UNQUEUED;
                     return Poll::Ready(failure);
                 }
                 Some(SoloPoll::Wait) => return Poll::Pending,
@@ -1247,18 +1251,17 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
                     // The queue is empty while there is a solo op, so this
                     // flush reads it alone.
                     self.flush();
-                    *slot = None;
+                    *slot = UNQUEUED;
                     let taken = self.with(|inner| inner.take_solo(out)).flatten();
                     // Not reachable: a flush reads a queued solo op.
                     return Poll::Ready(taken.unwrap_or(Some((0, ReadErrorKind::Other))));
                 }
-                Some(SoloPoll::Slot(idx)) => *slot = Some(idx),
+                Some(SoloPoll::Slot(idx)) => *slot = idx,
             }
         }
-        let first = slot.is_none();
+        let first = *slot == UNQUEUED;
         let idx = match *slot {
-            Some(idx) => idx,
-            None => {
+            UNQUEUED => {
                 if out.is_empty() {
                     return Poll::Ready(None);
                 }
@@ -1273,12 +1276,12 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
                     None => return Poll::Ready(Some((0, ReadErrorKind::Other))),
                     Some(Enqueued::Solo) => {
                         // Queued under the run that polls it.
-                        *slot = Some(SOLO);
+                        *slot = SOLO;
                         return Poll::Pending;
                     }
                     Some(Enqueued::Direct) => return Poll::Ready(self.read_now(addr, out)),
                     Some(Enqueued::Slot(idx, full)) => {
-                        *slot = Some(idx);
+                        *slot = idx;
                         if full {
                             self.flush();
                             self.repoll.set(true);
@@ -1291,6 +1294,9 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
                     }
                 }
             }
+            // A slot (a solo op moved into one was turned into its index
+            // above).
+            idx => idx,
         };
         let mut flushed = false;
         loop {
@@ -1300,7 +1306,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
             };
             let stale_waker = match status {
                 Status::Ready(failure, waker) => {
-                    *slot = None;
+                    *slot = UNQUEUED;
                     drop(waker);
                     return Poll::Ready(failure);
                 }
@@ -1352,7 +1358,8 @@ pub struct Read<'r, 'b, B, S, const N: usize = DEFAULT_QUEUE, const A: usize = D
     reader: &'r AsyncReader<B, S, N, A>,
     addr: u64,
     buf: &'b mut [u8],
-    slot: Option<usize>,
+    /// Its slot index, [`SOLO`] or [`UNQUEUED`].
+    slot: usize,
 }
 
 impl<B, S, const N: usize, const A: usize> fmt::Debug for Read<'_, '_, B, S, N, A> {
@@ -1360,7 +1367,7 @@ impl<B, S, const N: usize, const A: usize> fmt::Debug for Read<'_, '_, B, S, N, 
         f.debug_struct("Read")
             .field("addr", &self.addr)
             .field("len", &self.buf.len())
-            .field("queued", &self.slot.is_some())
+            .field("queued", &(self.slot != UNQUEUED))
             .finish_non_exhaustive()
     }
 }
@@ -1389,8 +1396,8 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> Future
 impl<B, S, const N: usize, const A: usize> Drop for Read<'_, '_, B, S, N, A> {
     #[inline]
     fn drop(&mut self) {
-        if let Some(idx) = self.slot.take() {
-            self.reader.cancel(idx);
+        if self.slot != UNQUEUED {
+            self.reader.cancel(self.slot);
         }
     }
 }
@@ -1413,7 +1420,8 @@ impl<B, S, const N: usize, const A: usize> Drop for Read<'_, '_, B, S, N, A> {
 pub struct ReadVal<'r, T, B, S, const N: usize = DEFAULT_QUEUE, const A: usize = DEFAULT_STAGING> {
     reader: &'r AsyncReader<B, S, N, A>,
     addr: u64,
-    slot: Option<usize>,
+    /// Its slot index, [`SOLO`] or [`UNQUEUED`].
+    slot: usize,
     _value: PhantomData<fn() -> T>,
 }
 
@@ -1422,7 +1430,7 @@ impl<T, B, S, const N: usize, const A: usize> fmt::Debug for ReadVal<'_, T, B, S
         f.debug_struct("ReadVal")
             .field("addr", &self.addr)
             .field("len", &mem::size_of::<T>())
-            .field("queued", &self.slot.is_some())
+            .field("queued", &(self.slot != UNQUEUED))
             .finish_non_exhaustive()
     }
 }
@@ -1449,8 +1457,8 @@ impl<T: FromBytes + IntoBytes, B: ReadBackend, S: AsMut<[u8]>, const N: usize, c
 impl<T, B, S, const N: usize, const A: usize> Drop for ReadVal<'_, T, B, S, N, A> {
     #[inline]
     fn drop(&mut self) {
-        if let Some(idx) = self.slot.take() {
-            self.reader.cancel(idx);
+        if self.slot != UNQUEUED {
+            self.reader.cancel(self.slot);
         }
     }
 }
