@@ -767,15 +767,24 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
         }
     }
 
-    /// If slot `idx` is read, copies its valid prefix into `out` (the
-    /// buffer of the op it was queued for, so `out.len()` is its length),
-    /// frees it, and returns its failure and waker.
+    /// If slot `idx` is read and holds no waker (a flush takes the wakers
+    /// of the ops it reads), copies its valid prefix into `out` (the buffer
+    /// of the op it was queued for, so `out.len()` is its length), frees it,
+    /// and returns its failure.
     #[inline(always)]
-    fn take_slot(&mut self, idx: usize, out: &mut [u8]) -> Option<(Failure, Option<Waker>)> {
-        let slot = self.slots.get_mut(idx)?;
-        if slot.state != SlotState::Done {
+    fn take_slot(&mut self, idx: usize, out: &mut [u8]) -> Option<Failure> {
+        let slot = self.slots.get(idx)?;
+        if slot.state != SlotState::Done || slot.waker.is_some() {
             return None;
         }
+        Some(self.copy_out(idx, out))
+    }
+
+    /// Copies the valid prefix of read slot `idx` into `out` (as
+    /// [`take_slot`](Self::take_slot)), frees it, and returns its failure.
+    #[inline(always)]
+    fn copy_out(&mut self, idx: usize, out: &mut [u8]) -> Failure {
+        let slot = &self.slots[idx];
         let failure = slot.failure;
         let valid = match failure {
             None => out.len(),
@@ -785,22 +794,21 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
         if let (Some(to), Some(from)) = (out.get_mut(..valid), from) {
             copy_small(to, from);
         }
-        let waker = slot.waker.take();
         self.release(idx);
-        Some((failure, waker))
+        failure
     }
 
     /// Where a queued op stands; if read, copies its valid prefix into `out`
     /// and frees it.
     #[inline]
     fn status(&mut self, idx: usize, out: &mut [u8], cx: &Context<'_>) -> Status {
-        if let Some((failure, waker)) = self.take_slot(idx, out) {
-            return Status::Ready(failure, waker);
-        }
         let slot = &mut self.slots[idx];
         match slot.state {
-            // Taken above.
-            SlotState::Done => Status::Ready(Some((0, ReadErrorKind::Other)), None),
+            SlotState::Done => {
+                // Woken or dropped by the caller, outside this borrow.
+                let waker = slot.waker.take();
+                Status::Ready(self.copy_out(idx, out), waker)
+            }
             SlotState::Queued => Status::Queued {
                 stale_waker: !slot.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())),
             },
@@ -1214,9 +1222,8 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
                 }
             }
             idx => {
-                if let Some(Some((failure, waker))) = self.with(|inner| inner.take_slot(idx, out)) {
+                if let Some(Some(failure)) = self.with(|inner| inner.take_slot(idx, out)) {
                     *slot = UNQUEUED;
-                    drop(waker);
                     return Poll::Ready(failure);
                 }
                 // Not read yet (nothing was changed), or polled from
