@@ -713,17 +713,48 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
         if self.queue.is_full() || len > A - self.held - self.queued {
             return Enqueued::Direct;
         }
-        let Some(idx) = self.free.pop() else {
-            return Enqueued::Direct;
-        };
+        match self.push_slot(addr, len) {
+            Some(idx) => Enqueued::Slot(idx, self.queue.is_full()),
+            None => Enqueued::Direct,
+        }
+    }
+
+    /// The first poll of a read under the run that polls it, in short: as
+    /// [`enqueue`](Self::enqueue), returning the slot index its future
+    /// holds then ([`SOLO`] for the solo op), or [`UNQUEUED`] for a read
+    /// that would fill the queue or finds no room, which it leaves to the
+    /// full poll (having at most moved the solo op, as `enqueue` would).
+    #[inline(always)]
+    fn enqueue_driven(&mut self, addr: u64, len: usize) -> usize {
+        if matches!(self.solo, Solo::Empty) && self.queue.is_empty() && len <= SOLO_BYTES {
+            self.solo = Solo::Queued { addr, len };
+            return SOLO;
+        }
+        if let Solo::Queued { .. } = self.solo {
+            if !self.move_solo() {
+                return UNQUEUED;
+            }
+        }
+        // `held + queued <= A`, so this does not underflow.
+        if self.queue.len() + 1 >= N || len > A - self.held - self.queued {
+            return UNQUEUED;
+        }
+        self.push_slot(addr, len).unwrap_or(UNQUEUED)
+    }
+
+    /// Takes a free slot for a read of `len` bytes at `addr` and queues it,
+    /// the queue having room; `None` if no slot is free.
+    #[inline(always)]
+    fn push_slot(&mut self, addr: u64, len: usize) -> Option<usize> {
+        let idx = self.free.pop()?;
         let slot = &mut self.slots[idx];
         slot.state = SlotState::Queued;
         slot.addr = addr;
         slot.len = len;
         self.queued += len;
-        // Cannot fail: checked above.
+        // Cannot fail: the caller checked.
         let _ = self.queue.push(idx);
-        Enqueued::Slot(idx, self.queue.is_full())
+        Some(idx)
     }
 
     /// If the solo op is read, copies its valid prefix into `out`, frees it
@@ -786,13 +817,14 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
     fn copy_out(&mut self, idx: usize, out: &mut [u8]) -> Failure {
         let slot = &self.slots[idx];
         let failure = slot.failure;
-        let valid = match failure {
-            None => out.len(),
-            Some((valid, _)) => valid.min(out.len()),
+        let to = match failure {
+            None => Some(out),
+            Some((valid, _)) => out.get_mut(..valid.min(out.len())),
         };
-        let from = self.staging.get(slot.off..).and_then(|s| s.get(..valid));
-        if let (Some(to), Some(from)) = (out.get_mut(..valid), from) {
-            copy_small(to, from);
+        if let Some(to) = to {
+            if let Some(from) = self.staging.get(slot.off..).and_then(|s| s.get(..to.len())) {
+                copy_small(to, from);
+            }
         }
         self.release(idx);
         failure
@@ -1202,21 +1234,12 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
             }
             UNQUEUED => {
                 if !out.is_empty() && self.driving(cx) {
-                    if let Some(queued) = self.with(|inner| inner.enqueue(addr, out.len(), true)) {
-                        // Queued under the run that polls it: nothing to
-                        // store, the run flushes and polls again.
-                        match queued {
-                            Enqueued::Solo => {
-                                *slot = SOLO;
-                                return Poll::Pending;
-                            }
-                            Enqueued::Slot(idx, false) => {
-                                *slot = idx;
-                                return Poll::Pending;
-                            }
-                            Enqueued::Slot(_, true) | Enqueued::Direct => {
-                                return self.poll_op_slow(slot, addr, out, cx, Some(queued));
-                            }
+                    if let Some(queued) = self.with(|inner| inner.enqueue_driven(addr, out.len())) {
+                        if queued != UNQUEUED {
+                            // Queued under the run that polls it: nothing
+                            // to store, the run flushes and polls again.
+                            *slot = queued;
+                            return Poll::Pending;
                         }
                     }
                 }
@@ -1230,11 +1253,10 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
                 // inside the backend.
             }
         }
-        self.poll_op_slow(slot, addr, out, cx, None)
+        self.poll_op_slow(slot, addr, out, cx)
     }
 
-    /// `poll_op` in full. `enqueued` is what queueing the op on this poll
-    /// already gave, if it was done.
+    /// `poll_op` in full.
     #[inline(never)]
     fn poll_op_slow(
         &self,
@@ -1242,7 +1264,6 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
         addr: u64,
         out: &mut [u8],
         cx: &mut Context<'_>,
-        enqueued: Option<Enqueued>,
     ) -> Poll<Option<(usize, ReadErrorKind)>> {
         if *slot == SOLO {
             let driven = self.driven(cx) == (true, true);
@@ -1272,13 +1293,8 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
                 if out.is_empty() {
                     return Poll::Ready(None);
                 }
-                let queued = match enqueued {
-                    Some(queued) => Some(queued),
-                    None => {
-                        let solo = self.driven(cx) == (true, true);
-                        self.with(|inner| inner.enqueue(addr, out.len(), solo))
-                    }
-                };
+                let solo = self.driven(cx) == (true, true);
+                let queued = self.with(|inner| inner.enqueue(addr, out.len(), solo));
                 match queued {
                     None => return Poll::Ready(Some((0, ReadErrorKind::Other))),
                     Some(Enqueued::Solo) => {
