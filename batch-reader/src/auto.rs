@@ -205,6 +205,15 @@ fn copy_small(to: &mut [u8], from: &[u8]) {
     }
 }
 
+/// Marks a slot that a flush found no staging for (which `held + queued <=
+/// A` rules out) read and failed, holding no staging.
+#[cold]
+fn unplaced(slot: &mut Slot) {
+    slot.off = 0;
+    slot.len = 0;
+    slot.failure = Some((0, ReadErrorKind::Other));
+}
+
 /// What a first poll got.
 enum Enqueued {
     /// Became the solo op.
@@ -915,16 +924,18 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
         }
         let slot = &mut slots[idx];
         slot.state = SlotState::Done;
-        slot.off = at;
-        *bump = at + slot.len;
-        *held += slot.len;
         *queued = 0;
         queue.clear();
-        slot.failure = match staging.get_mut(at..at + slot.len) {
-            Some(buf) => reader.read_buf(slot.addr, buf).first_error(),
+        match staging.get_mut(at..at + slot.len) {
+            Some(buf) => {
+                slot.off = at;
+                *bump = at + slot.len;
+                *held += slot.len;
+                slot.failure = reader.read_buf(slot.addr, buf).first_error();
+            }
             // Not reachable: `placement` leaves room for the queued ops.
-            None => Some((0, ReadErrorKind::Other)),
-        };
+            None => unplaced(slot),
+        }
         Some(slot.waker.take())
     }
 
@@ -962,7 +973,6 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
         // staging, one after the other, in queue order.
         let mut rest: &mut [u8] = staging.get_mut(start..).unwrap_or_default();
         let mut at = start;
-        let mut unplaced = 0;
         // Marks a queued slot read and adds its op to the batch.
         let mut place = |slot: &mut Slot, idx: usize| {
             slot.state = SlotState::Done;
@@ -976,12 +986,8 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
                     // Cannot fail: at most N queued.
                     let _ = ops.push(ReadOp::new(slot.addr, buf, idx));
                 }
-                None => {
-                    // Not reachable: `placement` leaves room for the queued
-                    // ops. Held as if placed, so that its release balances.
-                    unplaced += len;
-                    slot.failure = Some((0, ReadErrorKind::Other));
-                }
+                // Not reachable: `placement` leaves room for the queued ops.
+                None => unplaced(slot),
             }
         };
         if stirred {
@@ -1015,7 +1021,7 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
                 }
             }
         }
-        *held += at - start + unplaced;
+        *held += at - start;
         *bump = at;
         *queued = 0;
         queue.clear();
