@@ -90,7 +90,7 @@ impl core::error::Error for PartialRead {}
 enum SlotState {
     /// Not in use.
     Free,
-    /// Waiting for the next flush.
+    /// Waiting for the next flush; it holds no staging yet.
     Queued,
     /// Its future was dropped while it was queued: the next flush skips it
     /// and frees it.
@@ -99,12 +99,16 @@ enum SlotState {
     Done,
 }
 
+/// The offset and kind of a read's first failed byte, if any.
+type Failure = Option<(usize, ReadErrorKind)>;
+
 /// One queued op.
 #[derive(Debug)]
 struct Slot {
     state: SlotState,
     addr: u64,
-    /// Where its bytes go in staging.
+    /// Where its bytes are in staging, once the flush that reads it has
+    /// placed them.
     off: usize,
     len: usize,
     /// Offset and kind of its first failed byte, once read.
@@ -128,6 +132,10 @@ impl Slot {
 /// The slot index a future holds while its op is the reader's solo op.
 const SOLO: usize = usize::MAX;
 
+/// The slot index a future holds while its op is not queued (not yet, or
+/// no longer). Slot indices proper are below `N`.
+const UNQUEUED: usize = usize::MAX - 1;
+
 /// The longest read that can be the solo op.
 const SOLO_BYTES: usize = 64;
 
@@ -148,6 +156,12 @@ enum Solo {
     Done(Option<(usize, ReadErrorKind)>),
     /// Moved into this slot; its future takes the slot on its next poll.
     Moved(usize),
+    /// None, and the last flush read several ops: the next read goes into a
+    /// slot. The other futures of that flush are still to be polled and
+    /// likely to queue reads too (joined chains), and the first of them
+    /// would only move a solo op into a slot. A flush of one op in a slot
+    /// makes it [`Solo::Empty`] again.
+    Joined,
 }
 
 /// Everything the futures share, behind the reader's one cell.
@@ -160,14 +174,22 @@ struct Inner<B, S, const N: usize, const A: usize> {
     slots: [Slot; N],
     /// Indices of free slots.
     free: heapless::Vec<usize, N>,
-    /// Indices of queued (and cancelled) slots, in queue order, which is also
-    /// the order of their staging offsets.
+    /// Indices of queued (and cancelled) slots, in queue order.
     queue: heapless::Vec<usize, N>,
-    /// The next free staging byte.
+    /// The end of the staging bytes of read slots: the next flush places
+    /// its ops' bytes from here on.
     bump: usize,
-    /// Slots holding staging bytes (queued, cancelled or done); staging is
-    /// reused from its start once this is zero.
-    staged: usize,
+    /// The staging bytes read slots hold (the sum of their lengths);
+    /// staging is reused from its start once this is zero.
+    held: usize,
+    /// The staging bytes the queued ops will take when they are read:
+    /// `held + queued <= A` always, so a flush always finds room for them,
+    /// after moving the held bytes to the front if it must.
+    queued: usize,
+    /// A queued slot may hold a waker or have been cancelled since the last
+    /// flush: that flush must look for both. (Reads queued under a run
+    /// store no waker and are seldom dropped, so most flushes need not.)
+    stirred: bool,
 }
 
 /// `to.copy_from_slice(from)`, without a call to `memcpy` for the 8-byte
@@ -181,6 +203,15 @@ fn copy_small(to: &mut [u8], from: &[u8]) {
         (Ok(to), Ok(from)) => *to = *from,
         _ => to.copy_from_slice(from),
     }
+}
+
+/// Marks a slot that a flush found no staging for (which `held + queued <=
+/// A` rules out) read and failed, holding no staging.
+#[cold]
+fn unplaced(slot: &mut Slot) {
+    slot.off = 0;
+    slot.len = 0;
+    slot.failure = Some((0, ReadErrorKind::Other));
 }
 
 /// What a first poll got.
@@ -353,7 +384,9 @@ impl<B, S, const N: usize, const A: usize> AsyncReader<B, S, N, A> {
                 free,
                 queue: heapless::Vec::new(),
                 bump: 0,
-                staged: 0,
+                held: 0,
+                queued: 0,
+                stirred: false,
             }),
             busy: Cell::new(false),
             driver: Cell::new(ptr::null()),
@@ -532,7 +565,7 @@ impl<B, S, const N: usize, const A: usize> AsyncReader<B, S, N, A> {
             }
             match mem::replace(&mut inner.solo, Solo::Empty) {
                 Solo::Moved(idx) => inner.cancel_slot(idx),
-                Solo::Empty | Solo::Queued { .. } | Solo::Done(_) => None,
+                Solo::Empty | Solo::Joined | Solo::Queued { .. } | Solo::Done(_) => None,
             }
         });
         // A drop from inside the backend cannot touch the state: the slot
@@ -573,6 +606,8 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
         match slot.state {
             SlotState::Queued => {
                 slot.state = SlotState::Cancelled;
+                self.queued -= slot.len;
+                self.stirred = true;
                 self.drop_cancelled();
             }
             SlotState::Done => self.release(idx),
@@ -581,47 +616,49 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
         waker
     }
 
-    /// Frees a read or cancelled slot and its staging.
+    /// Frees a read slot and its staging.
     #[inline]
     fn release(&mut self, idx: usize) {
         let slot = &mut self.slots[idx];
-        // `failure` is reset when the slot is next queued.
+        // `failure` and `off` are set when the slot is next read.
         slot.state = SlotState::Free;
         // Cannot fail: a slot is freed once per use.
         let _ = self.free.push(idx);
-        self.staged -= 1;
-        if self.staged == 0 {
+        self.held -= slot.len;
+        if self.held == 0 {
             self.bump = 0;
         }
     }
 
     /// Empties the queue if every op in it was cancelled, so that their
-    /// slots and staging come back without waiting for a flush.
+    /// slots come back without waiting for a flush.
     fn drop_cancelled(&mut self) {
-        let slots = &self.slots;
+        let slots = &mut self.slots;
         if self
             .queue
             .iter()
             .all(|&i| slots[i].state == SlotState::Cancelled)
         {
             while let Some(i) = self.queue.pop() {
-                self.release(i);
+                slots[i].state = SlotState::Free;
+                // Cannot fail: a slot is freed once per use.
+                let _ = self.free.push(i);
             }
         }
     }
 
-    /// Moves the staged bytes of every slot in use to the front of staging,
-    /// in the order they lie there (so queue order stays staging order), and
-    /// returns the space after them. Tasks that keep reads in flight while
-    /// they consume others never let staging empty, so without this the
-    /// space would run out however little of it is in use. Out of line: it
-    /// runs once per staging-full, and its list of slots is large.
+    /// Moves the staging bytes of every read slot to the front of staging,
+    /// in the order they lie there, so that `bump` becomes `held`. Tasks
+    /// that keep read ops waiting while later ones are read never let
+    /// staging empty, so without this the space would run out however
+    /// little of it is in use. Out of line: it runs only when a flush finds
+    /// no room after `bump`, and its list of slots is large.
     #[cold]
     #[inline(never)]
     fn compact(&mut self) {
         let mut live: heapless::Vec<usize, N> = heapless::Vec::new();
         for (i, slot) in self.slots.iter().enumerate() {
-            if slot.state != SlotState::Free {
+            if slot.state == SlotState::Done {
                 // Cannot fail: N slots.
                 let _ = live.push(i);
             }
@@ -640,11 +677,11 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
     }
 
     /// Queues a read of `len` (non-zero) bytes at `addr`: as the solo op if
-    /// `solo` (polled under its run) and nothing else is queued, else in a
-    /// slot.
+    /// `solo` (polled under its run), nothing else is queued and the last
+    /// flush was not of several ops ([`Solo::Joined`]), else in a slot.
     #[inline]
     fn enqueue(&mut self, addr: u64, len: usize, solo: bool) -> Enqueued {
-        if solo && self.solo == Solo::Empty && self.queue.is_empty() && len <= SOLO_BYTES {
+        if solo && matches!(self.solo, Solo::Empty) && self.queue.is_empty() && len <= SOLO_BYTES {
             self.solo = Solo::Queued { addr, len };
             return Enqueued::Solo;
         }
@@ -676,32 +713,57 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
         }
     }
 
-    /// Queues a read of `len` (non-zero) bytes at `addr` in a slot.
+    /// Queues a read of `len` (non-zero) bytes at `addr` in a slot. Its
+    /// staging is placed by the flush that reads it; here it is only
+    /// counted, so that the ops queued always fit.
     #[inline]
     fn enqueue_slot(&mut self, addr: u64, len: usize) -> Enqueued {
-        if self.queue.is_full() || len > A {
+        // `held + queued <= A`, so this does not underflow.
+        if self.queue.is_full() || len > A - self.held - self.queued {
             return Enqueued::Direct;
         }
-        if len > A - self.bump {
-            self.compact();
-            if len > A - self.bump {
-                return Enqueued::Direct;
+        match self.push_slot(addr, len) {
+            Some(idx) => Enqueued::Slot(idx, self.queue.is_full()),
+            None => Enqueued::Direct,
+        }
+    }
+
+    /// The first poll of a read under the run that polls it, in short: as
+    /// [`enqueue`](Self::enqueue), returning the slot index its future
+    /// holds then ([`SOLO`] for the solo op), or [`UNQUEUED`] for a read
+    /// that would fill the queue or finds no room, which it leaves to the
+    /// full poll (having at most moved the solo op, as `enqueue` would).
+    #[inline(always)]
+    fn enqueue_driven(&mut self, addr: u64, len: usize) -> usize {
+        if matches!(self.solo, Solo::Empty) && self.queue.is_empty() && len <= SOLO_BYTES {
+            self.solo = Solo::Queued { addr, len };
+            return SOLO;
+        }
+        if let Solo::Queued { .. } = self.solo {
+            if !self.move_solo() {
+                return UNQUEUED;
             }
         }
-        let Some(idx) = self.free.pop() else {
-            return Enqueued::Direct;
-        };
+        // `held + queued <= A`, so this does not underflow.
+        if self.queue.len() + 1 >= N || len > A - self.held - self.queued {
+            return UNQUEUED;
+        }
+        self.push_slot(addr, len).unwrap_or(UNQUEUED)
+    }
+
+    /// Takes a free slot for a read of `len` bytes at `addr` and queues it,
+    /// the queue having room; `None` if no slot is free.
+    #[inline(always)]
+    fn push_slot(&mut self, addr: u64, len: usize) -> Option<usize> {
+        let idx = self.free.pop()?;
         let slot = &mut self.slots[idx];
         slot.state = SlotState::Queued;
         slot.addr = addr;
-        slot.off = self.bump;
         slot.len = len;
-        slot.failure = None;
-        self.bump += len;
-        self.staged += 1;
-        // Cannot fail: checked above.
+        self.queued += len;
+        // Cannot fail: the caller checked.
         let _ = self.queue.push(idx);
-        Enqueued::Slot(idx, self.queue.is_full())
+        Some(idx)
     }
 
     /// If the solo op is read, copies its valid prefix into `out`, frees it
@@ -734,12 +796,47 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
                 self.poll_solo(out, driven)
             }
             Solo::Moved(idx) => {
-                self.solo = Solo::Empty;
+                // It was moved by a second read: the flush reads several.
+                self.solo = Solo::Joined;
                 SoloPoll::Slot(idx)
             }
             // Not reachable for the future holding the solo op.
-            Solo::Empty | Solo::Done(_) => SoloPoll::Ready(Some((0, ReadErrorKind::Other))),
+            Solo::Empty | Solo::Joined | Solo::Done(_) => {
+                SoloPoll::Ready(Some((0, ReadErrorKind::Other)))
+            }
         }
+    }
+
+    /// If slot `idx` is read and holds no waker (a flush takes the wakers
+    /// of the ops it reads), copies its valid prefix into `out` (the buffer
+    /// of the op it was queued for, so `out.len()` is its length), frees it,
+    /// and returns its failure.
+    #[inline(always)]
+    fn take_slot(&mut self, idx: usize, out: &mut [u8]) -> Option<Failure> {
+        let slot = self.slots.get(idx)?;
+        if slot.state != SlotState::Done || slot.waker.is_some() {
+            return None;
+        }
+        Some(self.copy_out(idx, out))
+    }
+
+    /// Copies the valid prefix of read slot `idx` into `out` (as
+    /// [`take_slot`](Self::take_slot)), frees it, and returns its failure.
+    #[inline(always)]
+    fn copy_out(&mut self, idx: usize, out: &mut [u8]) -> Failure {
+        let slot = &self.slots[idx];
+        let failure = slot.failure;
+        let to = match failure {
+            None => Some(out),
+            Some((valid, _)) => out.get_mut(..valid.min(out.len())),
+        };
+        if let Some(to) = to {
+            if let Some(from) = self.staging.get(slot.off..).and_then(|s| s.get(..to.len())) {
+                copy_small(to, from);
+            }
+        }
+        self.release(idx);
+        failure
     }
 
     /// Where a queued op stands; if read, copies its valid prefix into `out`
@@ -749,15 +846,9 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
         let slot = &mut self.slots[idx];
         match slot.state {
             SlotState::Done => {
-                let failure = slot.failure;
-                let valid = failure.map_or(slot.len, |(v, _)| v).min(out.len());
-                let from = self.staging.get(slot.off..slot.off + valid).unwrap_or(&[]);
-                if let Some(to) = out.get_mut(..from.len()) {
-                    copy_small(to, from);
-                }
+                // Woken or dropped by the caller, outside this borrow.
                 let waker = slot.waker.take();
-                self.release(idx);
-                Status::Ready(failure, waker)
+                Status::Ready(self.copy_out(idx, out), waker)
             }
             SlotState::Queued => Status::Queued {
                 stale_waker: !slot.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())),
@@ -789,6 +880,18 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
         true
     }
 
+    /// Where the next flush places its ops' bytes: at `bump`, after the
+    /// bytes read slots hold, moved to the front first if the queued ops
+    /// would not fit after them (they always fit then: `held + queued <=
+    /// A`).
+    #[inline]
+    fn placement(&mut self) -> usize {
+        if self.queued > A - self.bump {
+            self.compact();
+        }
+        self.bump
+    }
+
     /// The flush of a queue holding exactly one op, still queued: one
     /// `read_buf` into its staging (the same `read_many` on a batch of one,
     /// which the compiler specializes for that length). Returns the waker to
@@ -801,94 +904,140 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
         let [idx] = self.queue[..] else {
             return None;
         };
+        if self.slots.get(idx)?.state != SlotState::Queued {
+            return None;
+        }
+        let at = self.placement();
         let Inner {
             reader,
+            solo,
             staging,
             slots,
             queue,
+            bump,
+            held,
+            queued,
             ..
         } = self;
-        let slot = slots.get_mut(idx)?;
-        if slot.state != SlotState::Queued {
-            return None;
+        if *solo == Solo::Joined {
+            *solo = Solo::Empty;
         }
-        let buf = staging.get_mut(slot.off..slot.off + slot.len)?;
-        slot.failure = reader.read_buf(slot.addr, buf).first_error();
+        let slot = &mut slots[idx];
         slot.state = SlotState::Done;
+        *queued = 0;
         queue.clear();
+        match staging.get_mut(at..at + slot.len) {
+            Some(buf) => {
+                slot.off = at;
+                *bump = at + slot.len;
+                *held += slot.len;
+                slot.failure = reader.read_buf(slot.addr, buf).first_error();
+            }
+            // Not reachable: `placement` leaves room for the queued ops.
+            None => unplaced(slot),
+        }
         Some(slot.waker.take())
     }
 
     /// Sends every queued op to the backend in one `read_many`, marks them
     /// read, frees cancelled ones, and moves the wakers to wake into
     /// `wakers`. Returns whether any op was sent.
+    ///
+    /// One pass over the queue does all of it before the read: nothing can
+    /// look at a slot until the flush is over (the reader is busy), so a
+    /// slot marked read before its bytes arrive is never seen as such.
     fn flush(&mut self, wakers: &mut heapless::Vec<Waker, N>) -> bool
     where
         B: ReadBackend,
         S: AsMut<[u8]>,
     {
+        let start = self.placement();
+        if self.queue.len() > 1 && self.solo == Solo::Empty {
+            self.solo = Solo::Joined;
+        }
         let Inner {
             reader,
             staging,
             slots,
+            free,
             queue,
+            bump,
+            held,
+            queued,
+            stirred,
             ..
         } = self;
+        let stirred = mem::take(stirred);
         let mut ops: heapless::Vec<ReadOp<'_>, N> = heapless::Vec::new();
-        // Queue order is staging order, so the ops' buffers are carved off
-        // the front of what is left of staging, one after the other.
-        let mut rest: &mut [u8] = &mut staging[..];
-        let mut at = 0;
-        for &idx in queue.iter() {
-            let slot = &mut slots[idx];
-            if slot.state != SlotState::Queued {
-                continue;
+        // The ops' buffers are carved off the front of what is left of
+        // staging, one after the other, in queue order.
+        let mut rest: &mut [u8] = staging.get_mut(start..).unwrap_or_default();
+        let mut at = start;
+        // Marks a queued slot read and adds its op to the batch.
+        let mut place = |slot: &mut Slot, idx: usize| {
+            slot.state = SlotState::Done;
+            let len = slot.len;
+            match mem::take(&mut rest).split_at_mut_checked(len) {
+                Some((buf, tail)) => {
+                    rest = tail;
+                    slot.off = at;
+                    slot.failure = None;
+                    at += len;
+                    // Cannot fail: at most N queued.
+                    let _ = ops.push(ReadOp::new(slot.addr, buf, idx));
+                }
+                // Not reachable: `placement` leaves room for the queued ops.
+                None => unplaced(slot),
             }
-            let carved = slot
-                .off
-                .checked_sub(at)
-                .and_then(|skip| mem::take(&mut rest).split_at_mut_checked(skip))
-                .and_then(|(_, tail)| tail.split_at_mut_checked(slot.len));
-            let Some((buf, tail)) = carved else {
-                // Not reachable: queued ops have increasing, disjoint
-                // staging ranges.
-                slot.failure = Some((0, ReadErrorKind::Other));
-                break;
-            };
-            rest = tail;
-            at = slot.off + slot.len;
-            // Cannot fail: at most N queued.
-            let _ = ops.push(ReadOp::new(slot.addr, buf, idx));
+        };
+        if stirred {
+            for &idx in queue.iter() {
+                let Some(slot) = slots.get_mut(idx) else {
+                    continue;
+                };
+                match slot.state {
+                    SlotState::Queued => {
+                        place(slot, idx);
+                        if let Some(w) = slot.waker.take() {
+                            // Cannot fail: at most N queued.
+                            let _ = wakers.push(w);
+                        }
+                    }
+                    SlotState::Cancelled => {
+                        slot.state = SlotState::Free;
+                        // Cannot fail: a slot is freed once per use.
+                        let _ = free.push(idx);
+                    }
+                    SlotState::Free | SlotState::Done => {}
+                }
+            }
+        } else {
+            // Every slot in the queue is queued, without a waker.
+            for &idx in queue.iter() {
+                if let Some(slot) = slots.get_mut(idx) {
+                    if slot.state == SlotState::Queued {
+                        place(slot, idx);
+                    }
+                }
+            }
         }
+        *held += at - start;
+        *bump = at;
+        *queued = 0;
+        queue.clear();
         let sent = !ops.is_empty();
         if sent {
+            // Only failures are looked up: a read slot without one was
+            // marked so above. The first failure of an op completed in
+            // parts counts.
             reader.read_many(&mut ops, |done| {
-                if let Some(slot) = slots.get_mut(done.tag()) {
-                    if slot.failure.is_none() {
-                        if let Some((at, kind)) = done.first_error() {
-                            slot.failure = Some((at, kind));
-                        }
+                if let Some(failure) = done.first_error() {
+                    if let Some(slot) = slots.get_mut(done.tag()) {
+                        slot.failure.get_or_insert(failure);
                     }
                 }
             });
         }
-        drop(ops);
-        for q in 0..self.queue.len() {
-            let idx = self.queue[q];
-            match self.slots[idx].state {
-                SlotState::Queued => {
-                    let slot = &mut self.slots[idx];
-                    slot.state = SlotState::Done;
-                    if let Some(w) = slot.waker.take() {
-                        // Cannot fail: at most N queued.
-                        let _ = wakers.push(w);
-                    }
-                }
-                SlotState::Cancelled => self.release(idx),
-                SlotState::Free | SlotState::Done => {}
-            }
-        }
-        self.queue.clear();
         sent
     }
 }
@@ -925,7 +1074,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
             reader: self,
             addr,
             buf,
-            slot: None,
+            slot: UNQUEUED,
         }
     }
 
@@ -951,7 +1100,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
         ReadVal {
             reader: self,
             addr,
-            slot: None,
+            slot: UNQUEUED,
             _value: PhantomData,
         }
     }
@@ -1076,73 +1225,59 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
     #[inline(always)]
     fn poll_op(
         &self,
-        slot: &mut Option<usize>,
+        slot: &mut usize,
         addr: u64,
         out: &mut [u8],
         cx: &mut Context<'_>,
     ) -> Poll<Option<(usize, ReadErrorKind)>> {
         match *slot {
-            Some(SOLO) => {
+            SOLO => {
                 if let Some(Some(failure)) = self.with(|inner| inner.take_solo(out)) {
-                    *slot = None;
+                    *slot = UNQUEUED;
                     return Poll::Ready(failure);
                 }
                 // Not read yet, moved, or polled from inside the backend.
             }
-            Some(idx) => {
-                if let Some(Status::Ready(failure, waker)) =
-                    self.with(|inner| inner.status(idx, out, cx))
-                {
-                    *slot = None;
-                    drop(waker);
-                    return Poll::Ready(failure);
-                }
-                // Still queued (its status had no effect), or polled from
-                // inside the backend.
-            }
-            None => {
+            UNQUEUED => {
                 if !out.is_empty() && self.driving(cx) {
-                    if let Some(queued) = self.with(|inner| inner.enqueue(addr, out.len(), true)) {
-                        // Queued under the run that polls it: nothing to
-                        // store, the run flushes and polls again.
-                        match queued {
-                            Enqueued::Solo => {
-                                *slot = Some(SOLO);
-                                return Poll::Pending;
-                            }
-                            Enqueued::Slot(idx, false) => {
-                                *slot = Some(idx);
-                                return Poll::Pending;
-                            }
-                            Enqueued::Slot(_, true) | Enqueued::Direct => {
-                                return self.poll_op_slow(slot, addr, out, cx, Some(queued));
-                            }
+                    if let Some(queued) = self.with(|inner| inner.enqueue_driven(addr, out.len())) {
+                        if queued != UNQUEUED {
+                            // Queued under the run that polls it: nothing
+                            // to store, the run flushes and polls again.
+                            *slot = queued;
+                            return Poll::Pending;
                         }
                     }
                 }
             }
+            idx => {
+                if let Some(Some(failure)) = self.with(|inner| inner.take_slot(idx, out)) {
+                    *slot = UNQUEUED;
+                    return Poll::Ready(failure);
+                }
+                // Not read yet (nothing was changed), or polled from
+                // inside the backend.
+            }
         }
-        self.poll_op_slow(slot, addr, out, cx, None)
+        self.poll_op_slow(slot, addr, out, cx)
     }
 
-    /// `poll_op` in full. `enqueued` is what queueing the op on this poll
-    /// already gave, if it was done.
+    /// `poll_op` in full.
     #[inline(never)]
     fn poll_op_slow(
         &self,
-        slot: &mut Option<usize>,
+        slot: &mut usize,
         addr: u64,
         out: &mut [u8],
         cx: &mut Context<'_>,
-        enqueued: Option<Enqueued>,
     ) -> Poll<Option<(usize, ReadErrorKind)>> {
-        if *slot == Some(SOLO) {
+        if *slot == SOLO {
             let driven = self.driven(cx) == (true, true);
             match self.with(|inner| inner.poll_solo(out, driven)) {
                 // Polled from inside the backend: the flush has it.
                 None => return Poll::Ready(Some((0, ReadErrorKind::Other))),
                 Some(SoloPoll::Ready(failure)) => {
-                    *slot = None;
+                    *slot = UNQUEUED;
                     return Poll::Ready(failure);
                 }
                 Some(SoloPoll::Wait) => return Poll::Pending,
@@ -1150,38 +1285,32 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
                     // The queue is empty while there is a solo op, so this
                     // flush reads it alone.
                     self.flush();
-                    *slot = None;
+                    *slot = UNQUEUED;
                     let taken = self.with(|inner| inner.take_solo(out)).flatten();
                     // Not reachable: a flush reads a queued solo op.
                     return Poll::Ready(taken.unwrap_or(Some((0, ReadErrorKind::Other))));
                 }
-                Some(SoloPoll::Slot(idx)) => *slot = Some(idx),
+                Some(SoloPoll::Slot(idx)) => *slot = idx,
             }
         }
-        let first = slot.is_none();
+        let first = *slot == UNQUEUED;
         let idx = match *slot {
-            Some(idx) => idx,
-            None => {
+            UNQUEUED => {
                 if out.is_empty() {
                     return Poll::Ready(None);
                 }
-                let queued = match enqueued {
-                    Some(queued) => Some(queued),
-                    None => {
-                        let solo = self.driven(cx) == (true, true);
-                        self.with(|inner| inner.enqueue(addr, out.len(), solo))
-                    }
-                };
+                let solo = self.driven(cx) == (true, true);
+                let queued = self.with(|inner| inner.enqueue(addr, out.len(), solo));
                 match queued {
                     None => return Poll::Ready(Some((0, ReadErrorKind::Other))),
                     Some(Enqueued::Solo) => {
                         // Queued under the run that polls it.
-                        *slot = Some(SOLO);
+                        *slot = SOLO;
                         return Poll::Pending;
                     }
                     Some(Enqueued::Direct) => return Poll::Ready(self.read_now(addr, out)),
                     Some(Enqueued::Slot(idx, full)) => {
-                        *slot = Some(idx);
+                        *slot = idx;
                         if full {
                             self.flush();
                             self.repoll.set(true);
@@ -1194,6 +1323,9 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
                     }
                 }
             }
+            // A slot (a solo op moved into one was turned into its index
+            // above).
+            idx => idx,
         };
         let mut flushed = false;
         loop {
@@ -1203,7 +1335,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
             };
             let stale_waker = match status {
                 Status::Ready(failure, waker) => {
-                    *slot = None;
+                    *slot = UNQUEUED;
                     drop(waker);
                     return Poll::Ready(failure);
                 }
@@ -1219,7 +1351,10 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
             }
             if (!driven || !same) && stale_waker {
                 let waker = cx.waker().clone();
-                let old = self.with(|inner| inner.slots[idx].waker.replace(waker));
+                let old = self.with(|inner| {
+                    inner.stirred = true;
+                    inner.slots[idx].waker.replace(waker)
+                });
                 drop(old);
             }
             if !driven {
@@ -1252,7 +1387,8 @@ pub struct Read<'r, 'b, B, S, const N: usize = DEFAULT_QUEUE, const A: usize = D
     reader: &'r AsyncReader<B, S, N, A>,
     addr: u64,
     buf: &'b mut [u8],
-    slot: Option<usize>,
+    /// Its slot index, [`SOLO`] or [`UNQUEUED`].
+    slot: usize,
 }
 
 impl<B, S, const N: usize, const A: usize> fmt::Debug for Read<'_, '_, B, S, N, A> {
@@ -1260,7 +1396,7 @@ impl<B, S, const N: usize, const A: usize> fmt::Debug for Read<'_, '_, B, S, N, 
         f.debug_struct("Read")
             .field("addr", &self.addr)
             .field("len", &self.buf.len())
-            .field("queued", &self.slot.is_some())
+            .field("queued", &(self.slot != UNQUEUED))
             .finish_non_exhaustive()
     }
 }
@@ -1289,8 +1425,8 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> Future
 impl<B, S, const N: usize, const A: usize> Drop for Read<'_, '_, B, S, N, A> {
     #[inline]
     fn drop(&mut self) {
-        if let Some(idx) = self.slot.take() {
-            self.reader.cancel(idx);
+        if self.slot != UNQUEUED {
+            self.reader.cancel(self.slot);
         }
     }
 }
@@ -1313,7 +1449,8 @@ impl<B, S, const N: usize, const A: usize> Drop for Read<'_, '_, B, S, N, A> {
 pub struct ReadVal<'r, T, B, S, const N: usize = DEFAULT_QUEUE, const A: usize = DEFAULT_STAGING> {
     reader: &'r AsyncReader<B, S, N, A>,
     addr: u64,
-    slot: Option<usize>,
+    /// Its slot index, [`SOLO`] or [`UNQUEUED`].
+    slot: usize,
     _value: PhantomData<fn() -> T>,
 }
 
@@ -1322,7 +1459,7 @@ impl<T, B, S, const N: usize, const A: usize> fmt::Debug for ReadVal<'_, T, B, S
         f.debug_struct("ReadVal")
             .field("addr", &self.addr)
             .field("len", &mem::size_of::<T>())
-            .field("queued", &self.slot.is_some())
+            .field("queued", &(self.slot != UNQUEUED))
             .finish_non_exhaustive()
     }
 }
@@ -1349,8 +1486,8 @@ impl<T: FromBytes + IntoBytes, B: ReadBackend, S: AsMut<[u8]>, const N: usize, c
 impl<T, B, S, const N: usize, const A: usize> Drop for ReadVal<'_, T, B, S, N, A> {
     #[inline]
     fn drop(&mut self) {
-        if let Some(idx) = self.slot.take() {
-            self.reader.cancel(idx);
+        if self.slot != UNQUEUED {
+            self.reader.cancel(self.slot);
         }
     }
 }

@@ -608,8 +608,9 @@ fn the_solo_op_moves_and_drops_cleanly() {
 
 #[test]
 fn staging_is_reused_while_reads_stay_in_flight() {
-    // Four chains always have reads queued or waiting to be consumed, so
-    // staging never empties; 64 bytes hold two rounds of four u64 reads.
+    // Four chains always have reads queued or waiting to be taken: each
+    // queues its next read before the others have taken their last. 64
+    // bytes of staging hold two rounds of four u64 reads.
     let mem = linked();
     let backend = MemoryBackend::new(&mem, Geometry::new(None, 1024, 1024).expect("geometry"));
     let mut r = AsyncReader::<_, _, 16, 64>::new(backend, [0u8; 0]);
@@ -627,6 +628,122 @@ fn staging_is_reused_while_reads_stay_in_flight() {
     assert_eq!(got, [160, 360, 560, 760].map(Ok));
     // Every step one call carrying the four chains' reads: none alone.
     assert_eq!(calls_and_ops(&r), (20, 80));
+}
+
+#[test]
+fn bytes_waiting_to_be_taken_move_to_make_room() {
+    // 24 bytes of staging. `a` is read with `b` and not taken; `b` is. The
+    // next flush, of `c` and `d`, finds 8 free bytes after `a`'s and moves
+    // `a`'s to the front to fit both; a fifth read finds none and goes alone.
+    let mem: Vec<u8> = (0..64).collect();
+    let backend = MemoryBackend::new(&mem, Geometry::new(None, 64, 64).expect("geometry"));
+    let r = AsyncReader::<_, _, 8, 24>::new(backend, [0u8; 0]);
+    let noop = Waker::noop();
+    let mut cx = Context::from_waker(noop);
+    let mut a = pin!(r.read_val::<u64>(0));
+    let mut b = pin!(r.read_val::<u64>(8));
+    assert!(a.as_mut().poll(&mut cx).is_pending());
+    assert!(b.as_mut().poll(&mut cx).is_pending());
+    // Polled again outside a run: flushes `a` and `b`, takes `b`.
+    let word = |at: u64| u64::from_ne_bytes(core::array::from_fn(|i| at as u8 + i as u8));
+    assert_eq!(b.as_mut().poll(&mut cx), Poll::Ready(Ok(word(8))));
+    assert_eq!(calls_and_ops(&r), (1, 2));
+    let mut c = pin!(r.read_val::<u64>(16));
+    let mut d = pin!(r.read_val::<u64>(40));
+    let mut e = pin!(r.read_val::<u64>(48));
+    assert!(c.as_mut().poll(&mut cx).is_pending());
+    assert!(d.as_mut().poll(&mut cx).is_pending());
+    // 8 bytes held by `a` and 16 queued: nothing left for `e`.
+    assert_eq!(e.as_mut().poll(&mut cx), Poll::Ready(Ok(word(48))));
+    assert_eq!(calls_and_ops(&r), (2, 3));
+    assert_eq!(d.as_mut().poll(&mut cx), Poll::Ready(Ok(word(40))));
+    assert_eq!(calls_and_ops(&r), (3, 5));
+    assert_eq!(c.as_mut().poll(&mut cx), Poll::Ready(Ok(word(16))));
+    assert_eq!(a.as_mut().poll(&mut cx), Poll::Ready(Ok(word(0))));
+    // Everything came back: three reads fit again.
+    let got = block_on(join3(
+        r.read_val::<u64>(0),
+        r.read_val::<u64>(8),
+        r.read_val::<u64>(16),
+    ));
+    assert_eq!(got, (Ok(word(0)), Ok(word(8)), Ok(word(16))));
+    assert_eq!(calls_and_ops(&r), (4, 8));
+}
+
+/// Counts its wakes.
+struct Count(core::sync::atomic::AtomicUsize);
+
+impl Wake for Count {
+    fn wake(self: Arc<Self>) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+#[test]
+fn a_flush_wakes_every_stored_waker_and_frees_every_dropped_slot() {
+    // Five slots. `a` and `c` store wakers of their own; the flush that
+    // `d`'s second poll makes must wake both.
+    let mem: Vec<u8> = (0..64).collect();
+    let backend = MemoryBackend::new(&mem, Geometry::new(None, 64, 64).expect("geometry"));
+    let r = AsyncReader::<_, _, 5, 64>::new(backend, [0u8; 0]);
+    let (count_a, count_c) = (
+        Arc::new(Count(Default::default())),
+        Arc::new(Count(Default::default())),
+    );
+    let (waker_a, waker_c) = (Waker::from(count_a.clone()), Waker::from(count_c.clone()));
+    let wakes = |n: &Arc<Count>| n.0.load(Ordering::Relaxed);
+    let noop = Waker::noop();
+    let mut cx = Context::from_waker(noop);
+    {
+        let mut a = pin!(r.read_val::<u8>(1));
+        let mut c = pin!(r.read_val::<u8>(3));
+        let mut d = pin!(r.read_val::<u8>(4));
+        // Outside a run, a first poll stores the waker and wakes it once.
+        assert!(
+            a.as_mut()
+                .poll(&mut Context::from_waker(&waker_a))
+                .is_pending()
+        );
+        assert!(
+            c.as_mut()
+                .poll(&mut Context::from_waker(&waker_c))
+                .is_pending()
+        );
+        assert!(d.as_mut().poll(&mut cx).is_pending());
+        assert_eq!((wakes(&count_a), wakes(&count_c)), (1, 1));
+        assert_eq!(d.as_mut().poll(&mut cx), Poll::Ready(Ok(4)));
+        assert_eq!((wakes(&count_a), wakes(&count_c)), (2, 2));
+        assert_eq!(calls_and_ops(&r), (1, 3));
+        assert_eq!(a.as_mut().poll(&mut cx), Poll::Ready(Ok(1)));
+        assert_eq!(c.as_mut().poll(&mut cx), Poll::Ready(Ok(3)));
+    }
+    // `b` is dropped queued, between two reads that store no waker: the
+    // flush frees its slot.
+    {
+        let mut e = pin!(r.read_val::<u8>(5));
+        assert!(e.as_mut().poll(&mut cx).is_pending());
+        {
+            let mut b = Box::pin(r.read_val::<u8>(2));
+            assert!(b.as_mut().poll(&mut cx).is_pending());
+        }
+        let mut f = pin!(r.read_val::<u8>(6));
+        assert!(f.as_mut().poll(&mut cx).is_pending());
+        assert_eq!(f.as_mut().poll(&mut cx), Poll::Ready(Ok(6)));
+        assert_eq!(e.as_mut().poll(&mut cx), Poll::Ready(Ok(5)));
+        assert_eq!(calls_and_ops(&r), (2, 5));
+    }
+    // All five slots came back: five reads in one call (the fifth fills
+    // the queue), none alone.
+    let got = block_on(join(
+        join(r.read_val::<u8>(5), r.read_val::<u8>(6)),
+        join3(
+            r.read_val::<u8>(7),
+            r.read_val::<u8>(8),
+            r.read_val::<u8>(9),
+        ),
+    ));
+    assert_eq!(got, ((Ok(5), Ok(6)), (Ok(7), Ok(8), Ok(9))));
+    assert_eq!(calls_and_ops(&r), (3, 10));
 }
 
 /// A backend that, inside its own call, reads from the reader that called
