@@ -916,33 +916,10 @@ fn syscall(ctx: &Ctx) {
     // chain makes one call per piece (as `single`), 16 and 64 chains 16 and
     // 64 pieces per call (as `crate16` and `crate64`). What batching on
     // `.await` gains where a backend call is a system call.
-    let mut auto = AsyncReader::<_, _>::new(ProcessBackend::new(pid), [0u8; 0]);
-    let pieces = scattered.clone();
-    c.variant("auto1", move || {
-        let t = Instant::now();
-        black_box(embassy_futures::block_on(
-            auto.run(|r| piece_chains::<1, _>(r, &pieces)),
-        ));
-        t.elapsed()
-    });
-    let mut auto = AsyncReader::<_, _>::new(ProcessBackend::new(pid), [0u8; 0]);
-    let pieces = scattered.clone();
-    c.variant("auto16", move || {
-        let t = Instant::now();
-        black_box(embassy_futures::block_on(
-            auto.run(|r| piece_chains::<16, _>(r, &pieces)),
-        ));
-        t.elapsed()
-    });
-    let mut auto = AsyncReader::<_, _>::new(ProcessBackend::new(pid), [0u8; 0]);
-    let pieces = scattered.clone();
-    c.variant("auto64", move || {
-        let t = Instant::now();
-        black_box(embassy_futures::block_on(
-            auto.run(|r| piece_chains::<64, _>(r, &pieces)),
-        ));
-        logged(auto64_log, t.elapsed())
-    });
+    c.variant("auto1", timed_chains::<1>(pid, scattered.clone()));
+    c.variant("auto16", timed_chains::<16>(pid, scattered.clone()));
+    let mut auto64 = timed_chains::<64>(pid, scattered.clone());
+    c.variant("auto64", move || logged(auto64_log, auto64()));
     // A sample is about 1.5 ms, so many rounds cost little and steady the
     // medians, whose run-to-run spread at 21 rounds was about ±2%.
     let r = c.run(ctx.rounds(101, 3));
@@ -967,6 +944,22 @@ fn syscall(ctx: &Ctx) {
     );
     drop(child);
     drop(dst);
+}
+
+/// A sample of [`piece_chains`] over `pieces` on an `AsyncReader` of
+/// process `pid`: the time of one pass.
+fn timed_chains<const K: usize>(
+    pid: libc::pid_t,
+    pieces: Vec<(usize, usize)>,
+) -> impl FnMut() -> Duration {
+    let mut auto = AsyncReader::<_, _>::new(ProcessBackend::new(pid), [0u8; 0]);
+    move || {
+        let t = Instant::now();
+        black_box(embassy_futures::block_on(
+            auto.run(|r| piece_chains::<K, _>(r, &pieces)),
+        ));
+        t.elapsed()
+    }
 }
 
 /// `K` chains joined, chain `k` awaiting the pieces of the `k`-th `K`-th of
