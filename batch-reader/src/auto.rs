@@ -681,18 +681,28 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
     /// flush was not of several ops ([`Solo::Joined`]), else in a slot.
     #[inline]
     fn enqueue(&mut self, addr: u64, len: usize, solo: bool) -> Enqueued {
+        match self.enqueue_solo(addr, len, solo) {
+            Some(queued) => queued,
+            None => self.enqueue_slot(addr, len),
+        }
+    }
+
+    /// The solo op's part of [`enqueue`](Self::enqueue): the read becomes
+    /// the solo op (`Solo`), or a queued solo op finds no slot to move to
+    /// (`Direct`: this read goes alone at once, and the queue stays empty
+    /// while there is a solo op); `None` if the read goes on to a slot.
+    #[inline(always)]
+    fn enqueue_solo(&mut self, addr: u64, len: usize, solo: bool) -> Option<Enqueued> {
         if solo && matches!(self.solo, Solo::Empty) && self.queue.is_empty() && len <= SOLO_BYTES {
             self.solo = Solo::Queued { addr, len };
-            return Enqueued::Solo;
+            return Some(Enqueued::Solo);
         }
         if let Solo::Queued { .. } = self.solo {
             if !self.move_solo() {
-                // No slot for it: this read goes alone at once, and the
-                // queue stays empty while there is a solo op.
-                return Enqueued::Direct;
+                return Some(Enqueued::Direct);
             }
         }
-        self.enqueue_slot(addr, len)
+        None
     }
 
     /// Moves a queued solo op into a slot, at the head of the queue (which
@@ -735,14 +745,10 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
     /// full poll (having at most moved the solo op, as `enqueue` would).
     #[inline(always)]
     fn enqueue_driven(&mut self, addr: u64, len: usize) -> usize {
-        if matches!(self.solo, Solo::Empty) && self.queue.is_empty() && len <= SOLO_BYTES {
-            self.solo = Solo::Queued { addr, len };
-            return SOLO;
-        }
-        if let Solo::Queued { .. } = self.solo {
-            if !self.move_solo() {
-                return UNQUEUED;
-            }
+        match self.enqueue_solo(addr, len, true) {
+            Some(Enqueued::Solo) => return SOLO,
+            Some(_) => return UNQUEUED,
+            None => {}
         }
         // `held + queued <= A`, so this does not underflow.
         if self.queue.len() + 1 >= N || len > A - self.held - self.queued {

@@ -1355,7 +1355,7 @@ fn call_direct<B: ReadBackend>(
 /// one before it (as for `gap` in [`scan_window`]), and each is tagged by
 /// its index in `ops`: the window that can go to the backend as it is.
 /// `None` otherwise, and [`scan_window`] then decides. Makes the lean
-/// pass's tests of [`scan_into`], with the tag's on top.
+/// pass's tests ([`lean_pass`]), with the tag's on top.
 #[inline(always)]
 fn scan_indexed(ops: &[ReadOp<'_>], max_transfer: u64, unit: u64, gap: Option<u64>) -> Option<u64> {
     match gap {
@@ -1379,22 +1379,32 @@ fn scan_indexed_with<const NEAR: u8>(
     for (tag, op) in ops.iter().enumerate() {
         let (addr, len) = (op.addr, op.buf.len() as u64);
         let end = addr.wrapping_add(len);
-        // As in `scan_into`.
-        if op.tag != tag
-            || end <= addr
-            || (addr ^ end.wrapping_sub(1)) & lean_unit != 0
-            || match NEAR {
-                NEAR_NONE => false,
-                NEAR_ADJACENT => addr == prev_end,
-                _ => addr.wrapping_sub(prev_end) <= gap,
-            }
-        {
+        if op.tag != tag || !lean_pass::<NEAR>(addr, end, prev_end, lean_unit, gap) {
             return None;
         }
         bytes = bytes.wrapping_add(len);
         prev_end = end;
     }
     Some(bytes)
+}
+
+/// The lean pass's test of an op from `addr` to `end` (`addr + len`,
+/// wrapping) after one ending at `prev_end`: it is one fragment (by the
+/// mask of [`lean_unit`]) and not near its predecessor (as `NEAR` says).
+/// Each part is a branch, which the usual window, where every op passes,
+/// always predicts.
+#[inline(always)]
+fn lean_pass<const NEAR: u8>(addr: u64, end: u64, prev_end: u64, lean_unit: u64, gap: u64) -> bool {
+    // `end > addr` holds exactly when the op is not empty and does not run
+    // past the end of the address space (a wrapped `end` is below `addr`,
+    // since `len < 2^64`).
+    !(end <= addr
+        || (addr ^ end.wrapping_sub(1)) & lean_unit != 0
+        || match NEAR {
+            NEAR_NONE => false,
+            NEAR_ADJACENT => addr == prev_end,
+            _ => addr.wrapping_sub(prev_end) <= gap,
+        })
 }
 
 /// The mask the lean pass of [`scan_into`] tests an op's first and last
@@ -1467,17 +1477,7 @@ fn scan_into<'o, const NEAR: u8, const F: usize>(
     while let Some((tag, op)) = rest.next() {
         let (addr, len) = (op.addr, op.buf.len() as u64);
         let end = addr.wrapping_add(len);
-        // `end > addr` holds exactly when the op is not empty and does not
-        // run past the end of the address space (a wrapped `end` is below
-        // `addr`, since `len < 2^64`).
-        if end <= addr
-            || (addr ^ end.wrapping_sub(1)) & lean_unit != 0
-            || match NEAR {
-                NEAR_NONE => false,
-                NEAR_ADJACENT => addr == prev_end,
-                _ => addr.wrapping_sub(prev_end) <= gap,
-            }
-        {
+        if !lean_pass::<NEAR>(addr, end, prev_end, lean_unit, gap) {
             return scan_rest(
                 (tag, op),
                 rest,
