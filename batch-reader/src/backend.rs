@@ -230,6 +230,76 @@ pub trait ReadBackend {
     /// ```
     fn read_batch<R: FnMut(Report)>(&mut self, ops: &mut [ReadOp<'_>], report: R) -> usize;
 
+    /// Whether [`read_batch`](ReadBackend::read_batch) reports each op right
+    /// after performing it, in op order, so that
+    /// [`read_batch_in_order`](ReadBackend::read_batch_in_order) takes a
+    /// whole batch in one call. When it does, the reader completes each op
+    /// of a batch it hands over as it is in the op's report, with nothing
+    /// kept per op. The default is `false`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadBackend};
+    ///
+    /// let backend = MemoryBackend::new(&[], Geometry::new(None, 16, 1)?);
+    /// assert!(backend.reports_in_order());
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
+    fn reports_in_order(&self) -> bool {
+        false
+    }
+
+    /// Like [`read_batch`](ReadBackend::read_batch), with each op reported
+    /// right after it is performed, in op order, and handed to `report`
+    /// with its report: its address, and its buffer now holding the bytes
+    /// read. Performs a prefix `ops[..n]`, calls `report` exactly once for
+    /// each of those ops, in order, and returns `n`.
+    ///
+    /// The default calls `read_batch` once per op, stopping at the first op
+    /// it does not take, so it keeps the order on any backend but does not
+    /// batch. A backend that [reports in order](ReadBackend::reports_in_order)
+    /// overrides it with one call for the batch.
+    ///
+    /// A backend that overrides it and breaks the order (reports late,
+    /// twice, or with another op) gets no memory unsafety and no panic from
+    /// the [`Reader`](crate::Reader), and each op still gets exactly one
+    /// completion, in order; but an op reported out of order completes as
+    /// not reported ([`Incomplete`](ReadErrorKind::Incomplete)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadBackend, ReadOp};
+    ///
+    /// let mem: Vec<u8> = (0..32).collect();
+    /// let mut backend = MemoryBackend::new(&mem, Geometry::new(None, 32, 8)?);
+    /// let (mut a, mut b) = ([0u8; 2], [0u8; 3]);
+    /// let mut ops = [ReadOp::new(4, &mut a, 7), ReadOp::new(20, &mut b, 9)];
+    /// let mut seen = Vec::new();
+    /// let n = backend.read_batch_in_order(&mut ops, |op, r| seen.push((r.tag, op.buf.to_vec())));
+    /// assert_eq!(n, 2);
+    /// assert_eq!(seen, [(7, vec![4, 5]), (9, vec![20, 21, 22])]);
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
+    fn read_batch_in_order<R: FnMut(&ReadOp<'_>, Report)>(
+        &mut self,
+        ops: &mut [ReadOp<'_>],
+        mut report: R,
+    ) -> usize {
+        let mut n = 0;
+        for op in ops.iter_mut() {
+            let mut got = None;
+            if self.read_batch(core::slice::from_mut(op), |r| got = Some(r)) == 0 {
+                break;
+            }
+            let r = got.unwrap_or(Report::failed(op.tag, 0, ReadErrorKind::Incomplete));
+            report(op, r);
+            n += 1;
+        }
+        n
+    }
+
     /// Whether [`read_scattered`](ReadBackend::read_scattered) reads
     /// straight into the parts (a vectored system call, a copy per part).
     /// When it does, and the coalescing gap is 0, the reader sends merged
@@ -323,6 +393,20 @@ impl<B: ReadBackend + ?Sized> ReadBackend for &mut B {
     #[inline]
     fn read_batch<R: FnMut(Report)>(&mut self, ops: &mut [ReadOp<'_>], report: R) -> usize {
         (**self).read_batch(ops, report)
+    }
+
+    #[inline]
+    fn reports_in_order(&self) -> bool {
+        (**self).reports_in_order()
+    }
+
+    #[inline]
+    fn read_batch_in_order<R: FnMut(&ReadOp<'_>, Report)>(
+        &mut self,
+        ops: &mut [ReadOp<'_>],
+        report: R,
+    ) -> usize {
+        (**self).read_batch_in_order(ops, report)
     }
 
     #[inline]

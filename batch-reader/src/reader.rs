@@ -646,6 +646,19 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
             // Not reachable: the direct route takes at most `F` ops.
             return false;
         }
+        // `passed <= k`; the `min` tells the compiler.
+        let passed = k.min(geometry.max_ops());
+        let near = merge.map(|m| m.0);
+        if self.backend.reports_in_order() {
+            if let Some(bytes) = scan_lean::<false>(window, max_transfer, unit, near) {
+                // Every op is one fragment and none is near the one before
+                // it: the window's ops go to the backend as they are, and
+                // each is completed in its report, whatever its tag.
+                self.read_in_order(geometry, window, passed, bytes, done);
+                return true;
+            }
+        }
+        let indexed = scan_lean::<true>(window, max_transfer, unit, near);
         // Raw reports by window index, each op "not reported" (which reads
         // as `Incomplete`, as in `normalize`) until its report comes. A
         // report is stored under its tag, so that reports in any order,
@@ -669,9 +682,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
                 ),
             )
         };
-        // `passed <= k`; the `min` tells the compiler.
-        let passed = k.min(geometry.max_ops());
-        let (bytes, accepted) = match scan_indexed(window, max_transfer, unit, merge.map(|m| m.0)) {
+        let (bytes, accepted) = match indexed {
             // Every op is one fragment, none is near the one before it, and
             // each is tagged by its index already: the window's ops go to the
             // backend as they are, with nothing copied.
@@ -754,6 +765,92 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
             complete_direct(window, results.iter().copied(), done);
         }
         true
+    }
+
+    /// The direct route's call for a window of ops that go to the backend
+    /// as they are (each one fragment, none near the one before it), on a
+    /// backend that [reports in order](ReadBackend::reports_in_order): each
+    /// op is completed in its report, so nothing is kept per op, and the
+    /// ops' tags need not be their indices. Results and counters are those
+    /// of the general route for a backend that keeps its promise. One that
+    /// does not still gets one completion per op, in order: a report that
+    /// does not come with the next op of the window (the caller's op itself,
+    /// not a copy) is ignored, and that op completes as not reported; ops it
+    /// reported past what it says it took count as taken.
+    ///
+    /// `passed` is how many ops the first call may take, `bytes` what the
+    /// window's ops request.
+    #[inline(always)]
+    fn read_in_order<D: FnMut(Completion<'_>)>(
+        &mut self,
+        geometry: Geometry,
+        window: &mut [ReadOp<'_>],
+        passed: usize,
+        bytes: u64,
+        done: &mut D,
+    ) {
+        let k = window.len();
+        let passed = passed.min(k);
+        // Where the window's ops are, and where the next op to complete is
+        // (every op before it has its completion), to tell that a reported
+        // op is that one. Only compared, never read through.
+        let first = window.as_ptr();
+        let mut at = first;
+        let taken = self
+            .backend
+            .read_batch_in_order(&mut window[..passed], |op, r| {
+                if core::ptr::eq((op as *const ReadOp<'_>).cast::<u8>(), at.cast::<u8>()) {
+                    let index = (at as usize - first as usize) / mem::size_of::<ReadOp<'_>>();
+                    complete_one(index, op.tag, op, (r.valid, r.error), done);
+                    at = at.wrapping_add(1);
+                }
+            });
+        let next = (at as usize - first as usize) / mem::size_of::<ReadOp<'_>>();
+        let mut n = Counters {
+            ops: k as u64,
+            fragments: k as u64,
+            bytes_requested: bytes,
+            bytes_read: bytes,
+            backend_calls: 1,
+            ..Counters::default()
+        };
+        // Ops reported past what the call says it took count as taken: they
+        // have their completions. (Only the window's first `passed` ops can
+        // have been reported.)
+        let next = next.min(passed);
+        let taken = taken.min(passed).max(next);
+        for (index, op) in window.iter().enumerate().take(taken).skip(next) {
+            complete_one(index, op.tag, op, UNREPORTED, done);
+        }
+        if taken == k {
+            n.backend_ops = k as u64;
+            self.counters.add(&n);
+        } else {
+            self.in_order_rest(geometry, window, taken, n, done);
+        }
+    }
+
+    /// The rest of a window on the in-order route after a first call that
+    /// took only `taken` of its ops (backpressure, or `max_ops`): as
+    /// [`direct_rest`](Self::direct_rest), then the rest's completions.
+    #[cold]
+    #[inline(never)]
+    fn in_order_rest<D: FnMut(Completion<'_>)>(
+        &mut self,
+        geometry: Geometry,
+        window: &mut [ReadOp<'_>],
+        taken: usize,
+        mut n: Counters,
+        done: &mut D,
+    ) {
+        // The completed ops' entries are never read.
+        let mut results: heapless::Vec<Outcome, F> = heapless::Vec::new();
+        fill_unreported(&mut results, taken);
+        self.direct_rest(geometry, window, &mut results, taken, &mut n);
+        self.counters.add(&n);
+        for (index, (op, &result)) in window.iter().zip(results.iter()).enumerate().skip(taken) {
+            complete_one(index, op.tag, op, result, done);
+        }
     }
 
     /// The direct route for a window of single-fragment ops some of which
@@ -1352,22 +1449,27 @@ fn call_direct<B: ReadBackend>(
 }
 
 /// The bytes `ops` request if every op is one fragment, none is near the
-/// one before it (as for `gap` in [`scan_window`]), and each is tagged by
-/// its index in `ops`: the window that can go to the backend as it is.
-/// `None` otherwise, and [`scan_window`] then decides. Makes the lean
-/// pass's tests ([`lean_pass`]), with the tag's on top.
+/// one before it (as for `gap` in [`scan_window`]), and, if `INDEXED`, each
+/// is tagged by its index in `ops`: the window that can go to the backend
+/// as it is. `None` otherwise, and [`scan_window`] then decides. Makes the
+/// lean pass's tests ([`lean_pass`]), with the tag's on top if `INDEXED`.
 #[inline(always)]
-fn scan_indexed(ops: &[ReadOp<'_>], max_transfer: u64, unit: u64, gap: Option<u64>) -> Option<u64> {
+fn scan_lean<const INDEXED: bool>(
+    ops: &[ReadOp<'_>],
+    max_transfer: u64,
+    unit: u64,
+    gap: Option<u64>,
+) -> Option<u64> {
     match gap {
-        None => scan_indexed_with::<NEAR_NONE>(ops, max_transfer, unit, 0),
-        Some(0) => scan_indexed_with::<NEAR_ADJACENT>(ops, max_transfer, unit, 0),
-        Some(gap) => scan_indexed_with::<NEAR_GAP>(ops, max_transfer, unit, gap),
+        None => scan_lean_with::<NEAR_NONE, INDEXED>(ops, max_transfer, unit, 0),
+        Some(0) => scan_lean_with::<NEAR_ADJACENT, INDEXED>(ops, max_transfer, unit, 0),
+        Some(gap) => scan_lean_with::<NEAR_GAP, INDEXED>(ops, max_transfer, unit, gap),
     }
 }
 
-/// [`scan_indexed`] for one way of testing nearness (`NEAR`).
+/// [`scan_lean`] for one way of testing nearness (`NEAR`).
 #[inline(always)]
-fn scan_indexed_with<const NEAR: u8>(
+fn scan_lean_with<const NEAR: u8, const INDEXED: bool>(
     ops: &[ReadOp<'_>],
     max_transfer: u64,
     unit: u64,
@@ -1379,7 +1481,7 @@ fn scan_indexed_with<const NEAR: u8>(
     for (tag, op) in ops.iter().enumerate() {
         let (addr, len) = (op.addr, op.buf.len() as u64);
         let end = addr.wrapping_add(len);
-        if op.tag != tag || !lean_pass::<NEAR>(addr, end, prev_end, lean_unit, gap) {
+        if (INDEXED && op.tag != tag) || !lean_pass::<NEAR>(addr, end, prev_end, lean_unit, gap) {
             return None;
         }
         bytes = bytes.wrapping_add(len);
@@ -1579,30 +1681,43 @@ fn complete_direct<D: FnMut(Completion<'_>)>(
     results: impl Iterator<Item = Outcome>,
     done: &mut D,
 ) {
-    for (index, (op, (valid, error))) in window.iter().zip(results).enumerate() {
-        let len = op.buf.len();
-        let (valid, error) = if valid >= len {
-            (len, None)
-        } else {
-            (valid, Some(error.unwrap_or(ReadErrorKind::Incomplete)))
-        };
-        let record = FragRecord {
-            op: index,
-            offset: 0,
-            len,
-            valid,
-            error,
-        };
-        done(Completion {
-            tag: op.tag,
-            addr: op.addr,
-            op_len: len,
-            offset: 0,
-            len,
-            frags: core::slice::from_ref(&record),
-            data: &*op.buf,
-        });
+    for (index, (op, result)) in window.iter().zip(results).enumerate() {
+        complete_one(index, op.tag, op, result, done);
     }
+}
+
+/// The completion of a direct-route op, `index` in its window and tagged
+/// `tag`, from its raw result.
+#[inline(always)]
+fn complete_one<D: FnMut(Completion<'_>)>(
+    index: usize,
+    tag: usize,
+    op: &ReadOp<'_>,
+    (valid, error): Outcome,
+    done: &mut D,
+) {
+    let len = op.buf.len();
+    let (valid, error) = if valid >= len {
+        (len, None)
+    } else {
+        (valid, Some(error.unwrap_or(ReadErrorKind::Incomplete)))
+    };
+    let record = FragRecord {
+        op: index,
+        offset: 0,
+        len,
+        valid,
+        error,
+    };
+    done(Completion {
+        tag,
+        addr: op.addr,
+        op_len: len,
+        offset: 0,
+        len,
+        frags: core::slice::from_ref(&record),
+        data: &*op.buf,
+    });
 }
 
 /// Extends `results` to `len` entries with "not reported".
@@ -1657,28 +1772,30 @@ mod tests {
 
     /// Memory that, depending on a seed and the call number, accepts fewer
     /// ops than it read, reports out of order, twice, not at all, under
-    /// unknown tags, or more bytes than asked; and logs every call.
+    /// unknown tags, or more bytes than asked; and logs every call. With
+    /// `in_order`, it says it [reports in order](ReadBackend::reports_in_order)
+    /// and does so when `seed` is `None`; with a seed, it breaks that
+    /// promise in the same ways, and also hands over a copy of an op.
     struct Quirky<'m> {
         inner: MemoryBackend<'m>,
         seed: Option<u64>,
+        in_order: bool,
         calls: Vec<Vec<(u64, usize, usize)>>,
     }
 
-    impl ReadBackend for Quirky<'_> {
-        fn geometry(&self) -> Geometry {
-            self.inner.geometry()
-        }
-
-        fn read_batch<R: FnMut(Report)>(&mut self, ops: &mut [ReadOp<'_>], report: R) -> usize {
-            self.calls
-                .push(ops.iter().map(|o| (o.addr, o.buf.len(), o.tag)).collect());
-            let mut got = Vec::new();
-            let n = self.inner.read_batch(ops, |r| got.push(r));
-            let Some(seed) = self.seed else {
-                got.into_iter().for_each(report);
-                return n;
-            };
-            let h = mix(seed ^ self.calls.len() as u64);
+    impl Quirky<'_> {
+        /// Logs a call (its ops' addresses, lengths and tags), and returns
+        /// its quirks: how many ops the call says it took of the `n` it
+        /// read, the reports it makes of `got` (the reports of those `n`),
+        /// and the hash they come from. `None` without a seed.
+        fn quirks(
+            &mut self,
+            call: Vec<(u64, usize, usize)>,
+            got: &[Report],
+            n: usize,
+        ) -> Option<(usize, Vec<Report>, u64)> {
+            self.calls.push(call);
+            let h = mix(self.seed? ^ self.calls.len() as u64);
             let n = if h.is_multiple_of(4) {
                 n.min((h >> 8) as usize % (n + 1))
             } else {
@@ -1720,7 +1837,74 @@ mod tests {
                 // A report for an op it did not take.
                 reps.extend(got.get(n).copied());
             }
+            Some((n, reps, h))
+        }
+    }
+
+    impl ReadBackend for Quirky<'_> {
+        fn geometry(&self) -> Geometry {
+            self.inner.geometry()
+        }
+
+        fn read_batch<R: FnMut(Report)>(&mut self, ops: &mut [ReadOp<'_>], report: R) -> usize {
+            let mut got = Vec::new();
+            let n = self.inner.read_batch(ops, |r| got.push(r));
+            let call = ops.iter().map(|o| (o.addr, o.buf.len(), o.tag)).collect();
+            let Some((n, reps, _)) = self.quirks(call, &got, n) else {
+                got.into_iter().for_each(report);
+                return n;
+            };
             reps.into_iter().for_each(report);
+            n
+        }
+
+        fn reports_in_order(&self) -> bool {
+            self.in_order
+        }
+
+        fn read_batch_in_order<R: FnMut(&ReadOp<'_>, Report)>(
+            &mut self,
+            ops: &mut [ReadOp<'_>],
+            mut report: R,
+        ) -> usize {
+            // The reports by op index: tags are the ops' own here, which
+            // need not be their positions. The log records positions, as
+            // the other routes tag backend ops by them.
+            let mut got = Vec::new();
+            let n = self.inner.read_batch_in_order(ops, |_, r| {
+                got.push(Report {
+                    tag: got.len(),
+                    ..r
+                })
+            });
+            let call = ops
+                .iter()
+                .enumerate()
+                .map(|(i, o)| (o.addr, o.buf.len(), i))
+                .collect();
+            let Some((n, reps, h)) = self.quirks(call, &got, n) else {
+                for (op, r) in ops.iter().zip(got) {
+                    report(op, Report { tag: op.tag, ..r });
+                }
+                return n;
+            };
+            // The copy handed over instead of the op it copies, if any.
+            let copied = (h >> 48)
+                .is_multiple_of(3)
+                .then(|| (h >> 52) as usize % (n + 1));
+            let mut spare = [0u8; 64];
+            for r in reps {
+                match ops.get(r.tag) {
+                    Some(op) if copied != Some(r.tag) => report(op, Report { tag: op.tag, ..r }),
+                    // A copy of an op, or an op it does not have.
+                    found => {
+                        let (addr, len, tag) =
+                            found.map_or((0, 1, r.tag), |o| (o.addr, o.buf.len(), o.tag));
+                        let copy = ReadOp::new(addr, &mut spare[..len.min(64)], tag);
+                        report(&copy, Report { tag, ..r });
+                    }
+                }
+            }
             n
         }
 
@@ -1749,6 +1933,9 @@ mod tests {
         /// Each op tagged by its index in its window (which the direct
         /// route sends as it is), rather than by three times its index.
         indexed: bool,
+        /// The backend says it reports in order (and keeps its promise
+        /// unless it has `quirks`).
+        in_order: bool,
         ops: Vec<(u64, usize)>,
     }
 
@@ -1767,6 +1954,7 @@ mod tests {
                 any::<bool>(),
                 prop::option::of(any::<u64>()),
                 any::<bool>(),
+                any::<bool>(),
             ),
             prop::collection::vec(
                 (
@@ -1780,7 +1968,7 @@ mod tests {
             .prop_map(
                 |(
                     (boundary, max_transfer, max_ops, accept, fault),
-                    (gap, scratch, scatter, quirks, indexed),
+                    (gap, scratch, scatter, quirks, indexed, in_order),
                     raw,
                 )| {
                     let mut ops: Vec<(u64, usize)> = Vec::new();
@@ -1806,6 +1994,10 @@ mod tests {
                         scatter,
                         quirks,
                         indexed,
+                        // A backend that breaks its promise to report in
+                        // order gets other results than on the general
+                        // route: `unruly_case` tests it.
+                        in_order: in_order && quirks.is_none(),
                         ops,
                     }
                 },
@@ -1828,6 +2020,32 @@ mod tests {
         })
     }
 
+    /// A case on a backend that says it reports in order and does not.
+    fn unruly_case() -> impl Strategy<Value = Case> {
+        (case(), any::<u64>()).prop_map(|(mut c, seed)| {
+            c.quirks = Some(seed);
+            c.in_order = true;
+            c
+        })
+    }
+
+    /// Each completion's tag, address, op length, offset and length.
+    fn shape(run: &Run) -> Vec<(usize, u64, usize, usize, usize)> {
+        run.0.iter().map(|s| (s.0, s.1, s.2, s.3, s.4)).collect()
+    }
+
+    /// Whether every completion of `run` is consistent: its data as long
+    /// as it is, and each fragment inside it, with an error exactly where
+    /// bytes are missing.
+    fn consistent(run: &Run) -> bool {
+        run.0.iter().all(|(_, _, _, _, len, frags, data)| {
+            data.len() == *len
+                && frags
+                    .iter()
+                    .all(|f| f.valid <= f.len && f.error.is_some() == (f.valid < f.len))
+        })
+    }
+
     fn run<const N: usize, const F: usize>(c: &Case, mem: &[u8], direct: bool) -> Run {
         let g = Geometry::new(c.boundary, c.max_transfer, c.max_ops).expect("valid geometry");
         let mut inner = MemoryBackend::new(mem, g);
@@ -1841,6 +2059,7 @@ mod tests {
         let backend = Quirky {
             inner,
             seed: c.quirks,
+            in_order: c.in_order,
             calls: Vec::new(),
         };
         let mut reader = Reader::<_, _, N, F>::with_window(backend, vec![0u8; c.scratch]);
@@ -1898,6 +2117,7 @@ mod tests {
         let backend = Quirky {
             inner,
             seed: c.quirks,
+            in_order: c.in_order,
             calls: Vec::new(),
         };
         let mut reader: Reader<_, _> = Reader::new(backend, vec![0u8; c.scratch]);
@@ -1944,6 +2164,25 @@ mod tests {
             prop_assert_eq!(run::<16, 64>(&c, &mem, true), run::<16, 64>(&c, &mem, false));
             prop_assert_eq!(run::<5, 4>(&c, &mem, true), run::<5, 4>(&c, &mem, false));
             prop_assert_eq!(run::<40, 1>(&c, &mem, true), run::<40, 1>(&c, &mem, false));
+        }
+
+        #[test]
+        fn in_order_route_keeps_one_completion_per_op_on_unruly_backends(c in unruly_case()) {
+            // A backend that breaks its promise to report in order gets
+            // other results, but every op still has its completions, in op
+            // order, as on the general route, and each is consistent.
+            let mem: Vec<u8> = (0..300u32).map(|i| (i * 7 + 1) as u8).collect();
+            for (direct, general) in [
+                (run::<16, 64>(&c, &mem, true), run::<16, 64>(&c, &mem, false)),
+                (run::<5, 4>(&c, &mem, true), run::<5, 4>(&c, &mem, false)),
+            ] {
+                prop_assert_eq!(shape(&direct), shape(&general));
+                prop_assert_eq!(
+                    (direct.1.ops, direct.1.fragments, direct.1.bytes_requested),
+                    (general.1.ops, general.1.fragments, general.1.bytes_requested)
+                );
+                prop_assert!(consistent(&direct));
+            }
         }
 
         #[test]
@@ -2313,5 +2552,211 @@ mod tests {
         assert_eq!(tags, &[0, 1, 2]);
         assert_eq!([ops[0].tag, ops[1].tag, ops[2].tag], [7, 1, 2]);
         assert_eq!(bufs, [[0, 1], [8, 9], [32, 33]]);
+    }
+
+    /// Memory that says it reports in order. Its in-order call reads every
+    /// op, then reports as `script` says (each entry an op's position; the
+    /// op at `copy_of` is handed over as a copy) and says it took `taken`.
+    /// Logs where each in-order call's ops lie, and counts the other calls.
+    struct Unruly<'m> {
+        inner: MemoryBackend<'m>,
+        script: Vec<usize>,
+        copy_of: Option<usize>,
+        taken: usize,
+        in_order_calls: Vec<usize>,
+        batch_calls: usize,
+    }
+
+    impl<'m> Unruly<'m> {
+        fn new(mem: &'m [u8], script: Vec<usize>, copy_of: Option<usize>, taken: usize) -> Self {
+            let g = Geometry::new(Some(16), 16, 8).expect("valid geometry");
+            Self {
+                inner: MemoryBackend::new(mem, g),
+                script,
+                copy_of,
+                taken,
+                in_order_calls: Vec::new(),
+                batch_calls: 0,
+            }
+        }
+    }
+
+    impl ReadBackend for Unruly<'_> {
+        fn geometry(&self) -> Geometry {
+            self.inner.geometry()
+        }
+
+        fn read_batch<R: FnMut(Report)>(&mut self, ops: &mut [ReadOp<'_>], report: R) -> usize {
+            self.batch_calls += 1;
+            self.inner.read_batch(ops, report)
+        }
+
+        fn reports_in_order(&self) -> bool {
+            true
+        }
+
+        fn read_batch_in_order<R: FnMut(&ReadOp<'_>, Report)>(
+            &mut self,
+            ops: &mut [ReadOp<'_>],
+            mut report: R,
+        ) -> usize {
+            self.in_order_calls.push(ops.as_ptr() as usize);
+            let mut got = Vec::new();
+            self.inner.read_batch_in_order(ops, |_, r| got.push(r));
+            let mut spare = [0u8; 16];
+            for &i in &self.script {
+                let op = &ops[i];
+                if self.copy_of == Some(i) {
+                    let copy = ReadOp::new(op.addr, &mut spare[..op.buf.len()], op.tag);
+                    report(&copy, got[i]);
+                } else {
+                    report(op, got[i]);
+                }
+            }
+            self.taken
+        }
+    }
+
+    /// A completion's tag, first error and bytes.
+    type Seen5 = (usize, Option<(usize, ReadErrorKind)>, Vec<u8>);
+
+    /// Reads five 2-byte ops tagged 10 to 14 at 0, 8, .., 32 with
+    /// `reader`: each completion's tag, first error and bytes, and where the
+    /// ops lie.
+    fn read_five(reader: &mut Reader<Unruly<'_>, [u8; 0]>) -> (Vec<Seen5>, usize) {
+        let mut bufs = [[0u8; 2]; 5];
+        let mut ops: Vec<ReadOp<'_>> = bufs
+            .iter_mut()
+            .enumerate()
+            .map(|(i, b)| ReadOp::new(8 * i as u64, b, 10 + i))
+            .collect();
+        let at = ops.as_ptr() as usize;
+        let mut got = Vec::new();
+        reader.read_many(&mut ops, |c| {
+            got.push((c.tag(), c.first_error(), c.data().to_vec()))
+        });
+        (got, at)
+    }
+
+    #[test]
+    fn a_backend_that_reports_in_order_completes_each_op_in_its_report() {
+        // Guards the property tests' in-order cases: the route is taken, with
+        // the caller's own ops (tags that are not positions), in one call.
+        let mem: [u8; 64] = core::array::from_fn(|i| i as u8);
+        let backend = Unruly::new(&mem, (0..5).collect(), None, 5);
+        let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+        let (got, at) = read_five(&mut reader);
+        let want: Vec<_> = (0..5u8)
+            .map(|i| (10 + i as usize, None, vec![8 * i, 8 * i + 1]))
+            .collect();
+        assert_eq!(got, want);
+        assert_eq!(reader.backend().in_order_calls, [at]);
+        assert_eq!(reader.backend().batch_calls, 0);
+        let c = reader.counters();
+        assert_eq!(
+            (c.backend_calls, c.backend_ops, c.fragments, c.bytes_read),
+            (1, 5, 5, 10)
+        );
+    }
+
+    #[test]
+    fn an_op_reported_out_of_order_completes_as_not_reported() {
+        // Op 1 first (ignored, and not reported again), op 0 (completed),
+        // op 0 again and a copy of op 2 (ignored), op 3 (not next:
+        // ignored); the call says it took 2. So op 0 is read, op 1 is not
+        // reported, and ops 2 to 4 are resubmitted, as on every route.
+        let mem: [u8; 64] = core::array::from_fn(|i| i as u8);
+        let backend = Unruly::new(&mem, vec![1, 0, 0, 2, 3], Some(2), 2);
+        let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+        let (got, _) = read_five(&mut reader);
+        assert_eq!(
+            got,
+            [
+                (10, None, vec![0, 1]),
+                (11, Some((0, ReadErrorKind::Incomplete)), vec![8, 9]),
+                (12, None, vec![16, 17]),
+                (13, None, vec![24, 25]),
+                (14, None, vec![32, 33]),
+            ]
+        );
+        assert_eq!(reader.backend().in_order_calls.len(), 1);
+        assert_eq!(reader.backend().batch_calls, 1);
+        let c = reader.counters();
+        assert_eq!((c.backend_calls, c.backend_ops, c.fragments), (2, 5, 5));
+    }
+
+    #[test]
+    fn ops_reported_past_what_a_call_took_count_as_taken() {
+        // Three ops reported in order, one said taken: the three have their
+        // completions and only ops 3 and 4 are resubmitted.
+        let mem: [u8; 64] = core::array::from_fn(|i| i as u8);
+        let backend = Unruly::new(&mem, vec![0, 1, 2], None, 1);
+        let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
+        let (got, _) = read_five(&mut reader);
+        let want: Vec<_> = (0..5u8)
+            .map(|i| (10 + i as usize, None, vec![8 * i, 8 * i + 1]))
+            .collect();
+        assert_eq!(got, want);
+        assert_eq!(reader.backend().batch_calls, 1);
+        let c = reader.counters();
+        assert_eq!((c.backend_calls, c.backend_ops), (2, 5));
+    }
+
+    /// Memory with only the required methods, whose calls past the first
+    /// `takes` take nothing; counts its calls.
+    struct Plain<'m> {
+        inner: MemoryBackend<'m>,
+        takes: usize,
+        calls: usize,
+    }
+
+    impl ReadBackend for Plain<'_> {
+        fn geometry(&self) -> Geometry {
+            self.inner.geometry()
+        }
+
+        fn read_batch<R: FnMut(Report)>(&mut self, ops: &mut [ReadOp<'_>], report: R) -> usize {
+            self.calls += 1;
+            if self.calls > self.takes {
+                return 0;
+            }
+            self.inner.read_batch(ops, report)
+        }
+    }
+
+    #[test]
+    fn the_default_in_order_call_reads_op_by_op() {
+        let mem: [u8; 64] = core::array::from_fn(|i| i as u8);
+        let g = Geometry::new(None, 64, 8).expect("valid geometry");
+        let mut backend = Plain {
+            inner: MemoryBackend::new(&mem, g),
+            takes: 3,
+            calls: 0,
+        };
+        assert!(!backend.reports_in_order());
+        let mut bufs = [[0u8; 2]; 4];
+        let mut ops: Vec<ReadOp<'_>> = bufs
+            .iter_mut()
+            .enumerate()
+            .map(|(i, b)| ReadOp::new(59 + 2 * i as u64, b, 7 * i))
+            .collect();
+        let mut seen = Vec::new();
+        let n = backend.read_batch_in_order(&mut ops, |op, r| {
+            seen.push((op.addr, op.buf.to_vec(), r));
+        });
+        // One call per op; the fourth takes nothing, which ends the batch.
+        assert_eq!((n, backend.calls), (3, 4));
+        assert_eq!(
+            seen,
+            [
+                (59, vec![59, 60], Report::ok(0, 2)),
+                (61, vec![61, 62], Report::ok(7, 2)),
+                (
+                    63,
+                    vec![63, 0],
+                    Report::failed(14, 1, ReadErrorKind::OutOfBounds)
+                ),
+            ]
+        );
     }
 }

@@ -373,6 +373,69 @@ impl<const K: usize> MemoryBackend<'_, K> {
             error,
         }
     }
+
+    /// Performs a prefix of `ops` (as many as the backend takes), each op
+    /// reported right after it is read, in order, with the op itself: both
+    /// `read_batch` and `read_batch_in_order`.
+    #[inline(always)]
+    fn read_each<R: FnMut(&ReadOp<'_>, Report)>(
+        &mut self,
+        ops: &mut [ReadOp<'_>],
+        mut report: R,
+    ) -> usize {
+        if let [op] = ops {
+            // A batch of one, as a reader's single read makes it: the same
+            // step without the loop, which the compiler does not always see
+            // through for a length it knows.
+            if self.take == 0 {
+                return 0;
+            }
+            let r = self.read_op((self.mem, self.base, self.faults.is_empty()), op);
+            report(op, r);
+            return 1;
+        }
+        let n = ops.len().min(self.take);
+        let ops = &mut ops[..n];
+        if self.faults.is_empty() {
+            // The loop for a backend without faults, its test made once:
+            // most batches are read from clean memory. `mem` and `base` are
+            // kept local, as the loop writes through `report` and the
+            // buffers.
+            let (mem, base) = (self.mem, self.base);
+            for op in ops {
+                // The read that lies wholly inside `mem` reports on its own
+                // path, so that no constant is merged with the other's.
+                if let Some(src) = whole(mem, base, true, op.addr, op.buf.len()) {
+                    copy(op.buf, src);
+                    let r = Report {
+                        tag: op.tag,
+                        valid: src.len(),
+                        error: None,
+                    };
+                    report(op, r);
+                } else {
+                    let (valid, error) = self.read_limited(op.addr, op.buf);
+                    let r = Report {
+                        tag: op.tag,
+                        valid,
+                        error,
+                    };
+                    report(op, r);
+                }
+            }
+        } else {
+            for op in ops {
+                let (valid, error) = self.read_limited(op.addr, op.buf);
+                let r = Report {
+                    tag: op.tag,
+                    valid,
+                    error,
+                };
+                report(op, r);
+            }
+        }
+        n
+    }
 }
 
 #[inline(always)]
@@ -390,54 +453,21 @@ impl<const K: usize> ReadBackend for MemoryBackend<'_, K> {
 
     #[inline(always)]
     fn read_batch<R: FnMut(Report)>(&mut self, ops: &mut [ReadOp<'_>], mut report: R) -> usize {
-        if let [op] = ops {
-            // A batch of one, as a reader's single read makes it: the same
-            // step without the loop, which the compiler does not always see
-            // through for a length it knows.
-            if self.take == 0 {
-                return 0;
-            }
-            report(self.read_op((self.mem, self.base, self.faults.is_empty()), op));
-            return 1;
-        }
-        let n = ops.len().min(self.take);
-        let ops = &mut ops[..n];
-        if self.faults.is_empty() {
-            // The loop for a backend without faults, its test made once:
-            // most batches are read from clean memory. `mem` and `base` are
-            // kept local, as the loop writes through `report` and the
-            // buffers.
-            let (mem, base) = (self.mem, self.base);
-            for op in ops {
-                // The read that lies wholly inside `mem` reports on its own
-                // path, so that no constant is merged with the other's.
-                if let Some(src) = whole(mem, base, true, op.addr, op.buf.len()) {
-                    copy(op.buf, src);
-                    report(Report {
-                        tag: op.tag,
-                        valid: src.len(),
-                        error: None,
-                    });
-                } else {
-                    let (valid, error) = self.read_limited(op.addr, op.buf);
-                    report(Report {
-                        tag: op.tag,
-                        valid,
-                        error,
-                    });
-                }
-            }
-        } else {
-            for op in ops {
-                let (valid, error) = self.read_limited(op.addr, op.buf);
-                report(Report {
-                    tag: op.tag,
-                    valid,
-                    error,
-                });
-            }
-        }
-        n
+        self.read_each(ops, |_, r| report(r))
+    }
+
+    #[inline]
+    fn reports_in_order(&self) -> bool {
+        true
+    }
+
+    #[inline(always)]
+    fn read_batch_in_order<R: FnMut(&ReadOp<'_>, Report)>(
+        &mut self,
+        ops: &mut [ReadOp<'_>],
+        report: R,
+    ) -> usize {
+        self.read_each(ops, report)
     }
 
     fn scatters(&self) -> bool {
