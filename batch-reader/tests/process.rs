@@ -283,6 +283,35 @@ fn every_batch_size_reports_each_op_once_in_order() {
                 };
                 assert_eq!(b, &expect, "n = {n}, op {i}");
             }
+            // In order with the ops themselves: the same reports, each with
+            // its op, whose buffer holds its bytes by then.
+            let mut bufs = vec![[0u8; 8]; n];
+            let mut ops: Vec<ReadOp<'_>> = bufs
+                .iter_mut()
+                .zip(&offsets)
+                .enumerate()
+                .map(|(i, (b, &o))| ReadOp::new((base + o) as u64, &mut b[..], 1000 + i))
+                .collect();
+            let mut seen: Vec<(Report, u64, [u8; 8])> = Vec::new();
+            assert!(backend.reports_in_order());
+            let taken = backend.read_batch_in_order(&mut ops, |op, r| {
+                let bytes = <[u8; 8]>::try_from(&*op.buf).unwrap_or_default();
+                seen.push((r, op.addr, bytes));
+            });
+            assert_eq!(taken, n.min(1024), "n = {n}");
+            let want_seen: Vec<(Report, u64, [u8; 8])> = want
+                .iter()
+                .zip(&offsets)
+                .map(|(&r, &o)| {
+                    let bytes = if r.error.is_none() {
+                        core::array::from_fn(|k| pattern(o + k))
+                    } else {
+                        [0; 8]
+                    };
+                    (r, (base + o) as u64, bytes)
+                })
+                .collect();
+            assert_eq!(seen, want_seen, "in order, n = {n}, first = {first}");
         }
     }
     drop(child);

@@ -172,7 +172,19 @@ impl<T: Read + Seek> ReadBackend for EmbeddedIoBackend<T> {
         self.geometry
     }
 
-    fn read_batch<R: FnMut(Report)>(&mut self, ops: &mut [ReadOp<'_>], report: R) -> usize {
+    fn read_batch<R: FnMut(Report)>(&mut self, ops: &mut [ReadOp<'_>], mut report: R) -> usize {
+        self.read_batch_in_order(ops, |_, r| report(r))
+    }
+
+    fn reports_in_order(&self) -> bool {
+        true
+    }
+
+    fn read_batch_in_order<R: FnMut(&ReadOp<'_>, Report)>(
+        &mut self,
+        ops: &mut [ReadOp<'_>],
+        report: R,
+    ) -> usize {
         let max_ops = self.geometry.max_ops();
         super::one_by_one(ops, max_ops, |addr, buf| self.read_one(addr, buf), report)
     }

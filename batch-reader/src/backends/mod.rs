@@ -27,10 +27,10 @@ pub use embedded::EmbeddedIoBackend;
 
 /// Serves a batch one op at a time, for backends without a batched system
 /// call: takes the first `max_ops` ops, reads each with `read_one` (bytes read
-/// from the op's start, and why the rest failed), and reports it. Returns how
-/// many ops were taken.
+/// from the op's start, and why the rest failed), and reports it with the op,
+/// in order. Returns how many ops were taken.
 #[cfg(any(all(feature = "std", unix), feature = "embedded-io"))]
-fn one_by_one<R: FnMut(crate::Report)>(
+fn one_by_one<R: FnMut(&crate::ReadOp<'_>, crate::Report)>(
     ops: &mut [crate::ReadOp<'_>],
     max_ops: usize,
     mut read_one: impl FnMut(u64, &mut [u8]) -> (usize, Option<crate::ReadErrorKind>),
@@ -39,11 +39,12 @@ fn one_by_one<R: FnMut(crate::Report)>(
     let n = ops.len().min(max_ops);
     for op in &mut ops[..n] {
         let (valid, error) = read_one(op.addr, op.buf);
-        report(crate::Report {
+        let r = crate::Report {
             tag: op.tag,
             valid,
             error,
-        });
+        };
+        report(op, r);
     }
     n
 }

@@ -93,16 +93,16 @@ const FALLBACK: Geometry = match Geometry::new(Some(4096), 4096, IOV_MAX) {
 impl ProcessBackend {
     /// Runs `process_vm_readv` over the ops described by `remote` (one iovec
     /// each), whose bytes go to `local` from index `first_part(i)` on, until
-    /// every op is reported under `tag(i)`. Each unreadable op costs one more
-    /// call.
+    /// every op is reported under `tag(i)`, in order, with its index `i`.
+    /// Each unreadable op costs one more call.
     #[inline]
-    fn transfer<R: FnMut(Report)>(
+    fn transfer<R: FnMut(usize, Report)>(
         &self,
         local: &[libc::iovec],
         remote: &[libc::iovec],
         first_part: impl Fn(usize) -> usize,
         tag: impl Fn(usize) -> usize,
-        report: &mut R,
+        mut report: R,
     ) {
         let n = remote.len();
         let mut i = 0;
@@ -130,11 +130,11 @@ impl ProcessBackend {
                     Some(libc::EINTR) => continue,
                     Some(libc::EFAULT) => {
                         // The first remote iovec is unreadable.
-                        report(Report::failed(tag(i), 0, ReadErrorKind::Unmapped));
+                        report(i, Report::failed(tag(i), 0, ReadErrorKind::Unmapped));
                         i += 1;
                     }
                     Some(libc::ENOMEM) | Some(libc::EINVAL) => {
-                        report(Report::failed(tag(i), 0, ReadErrorKind::Other));
+                        report(i, Report::failed(tag(i), 0, ReadErrorKind::Other));
                         i += 1;
                     }
                     code => {
@@ -146,7 +146,7 @@ impl ProcessBackend {
                             _ => ReadErrorKind::Io,
                         };
                         for k in i..n {
-                            report(Report::failed(tag(k), 0, kind));
+                            report(k, Report::failed(tag(k), 0, kind));
                         }
                         return;
                     }
@@ -159,12 +159,12 @@ impl ProcessBackend {
                     break;
                 }
                 left -= op.iov_len;
-                report(Report::ok(tag(i), op.iov_len));
+                report(i, Report::ok(tag(i), op.iov_len));
                 i += 1;
             }
             if i < n {
                 // The kernel stopped inside or at the start of op `i`.
-                report(Report::failed(tag(i), left, ReadErrorKind::Unmapped));
+                report(i, Report::failed(tag(i), left, ReadErrorKind::Unmapped));
                 i += 1;
             }
         }
@@ -177,7 +177,7 @@ impl ProcessBackend {
     /// op and its buffer as the local one. Never inlined, so that each size
     /// keeps its own stack frame.
     #[inline(never)]
-    fn read_ops<const M: usize, R: FnMut(Report)>(
+    fn read_ops<const M: usize, R: FnMut(&ReadOp<'_>, Report)>(
         &self,
         ops: &mut [ReadOp<'_>],
         report: &mut R,
@@ -198,10 +198,17 @@ impl ProcessBackend {
                 iov_len: len,
             });
         }
-        // Op `i`'s bytes go to local iovec `i`; the buffers are not touched
-        // again until the transfer is over, only the tags are read.
+        // Op `i`'s bytes go to local iovec `i`. An op is handed to `report`
+        // (which may read its buffer) only once the transfer is past it:
+        // later calls write only to the ops after it.
         let ops = &*ops;
-        self.transfer(&local, &remote, |i| i, |i| ops[i].tag, report);
+        self.transfer(
+            &local,
+            &remote,
+            |i| i,
+            |i| ops[i].tag,
+            |i, r| report(&ops[i], r),
+        );
         n
     }
 
@@ -289,6 +296,18 @@ impl ReadBackend for ProcessBackend {
     }
 
     fn read_batch<R: FnMut(Report)>(&mut self, ops: &mut [ReadOp<'_>], mut report: R) -> usize {
+        self.read_batch_in_order(ops, |_, r| report(r))
+    }
+
+    fn reports_in_order(&self) -> bool {
+        true
+    }
+
+    fn read_batch_in_order<R: FnMut(&ReadOp<'_>, Report)>(
+        &mut self,
+        ops: &mut [ReadOp<'_>],
+        mut report: R,
+    ) -> usize {
         // The iovec lists live on the stack, so their room is what each call
         // pays to set up (and, past a page, to probe): a single read, the
         // common batch sizes and the largest get lists of their own size.
@@ -342,7 +361,13 @@ impl ReadBackend for ProcessBackend {
                 return 1;
             }
         }
-        self.transfer(&local, &remote, |i| first_part[i], |i| tags[i], &mut report);
+        self.transfer(
+            &local,
+            &remote,
+            |i| first_part[i],
+            |i| tags[i],
+            |_, r| report(r),
+        );
         n
     }
 }
