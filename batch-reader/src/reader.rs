@@ -456,11 +456,14 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
     /// Performs every op of `ops`, calling `done` with each op's
     /// completion(s), in op order.
     ///
-    /// Where `ops` are at most `F` and tagged by their index (`0, 1, 2, ...`,
-    /// as below), and each is one fragment of the backend's geometry that
-    /// does not merge with the one before it, the ops go to the backend as
-    /// they are. Ops tagged otherwise are copied first, tagged by index for
-    /// the backend; their completions carry the caller's tags all the same.
+    /// Where `ops` are at most `F`, and each is one fragment of the
+    /// backend's geometry that does not merge with the one before it, the
+    /// ops go to the backend as they are on a backend that
+    /// [reports in order](ReadBackend::reports_in_order) (all of this
+    /// crate's do), and each op's `done` is called in its report. On other
+    /// backends that holds for ops tagged by their index (`0, 1, 2, ...`, as
+    /// below); ops tagged otherwise are copied first, tagged by index for the
+    /// backend. Completions carry the caller's tags either way.
     ///
     /// # Examples
     ///
