@@ -742,14 +742,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
                 (scan.bytes, accepted)
             }
         };
-        let mut n = Counters {
-            ops: k as u64,
-            fragments: k as u64,
-            bytes_requested: bytes,
-            bytes_read: bytes,
-            backend_calls: 1,
-            ..Counters::default()
-        };
+        let mut n = first_call_counters(k, bytes);
         let (valids, errors) = (&*valids, &*errors);
         let accepted = accepted.min(passed);
         if accepted == k {
@@ -809,14 +802,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
                 }
             });
         let next = (at as usize - first as usize) / mem::size_of::<ReadOp<'_>>();
-        let mut n = Counters {
-            ops: k as u64,
-            fragments: k as u64,
-            bytes_requested: bytes,
-            bytes_read: bytes,
-            backend_calls: 1,
-            ..Counters::default()
-        };
+        let mut n = first_call_counters(k, bytes);
         // Ops reported past what the call says it took count as taken: they
         // have their completions. (Only the window's first `passed` ops can
         // have been reported.)
@@ -1676,6 +1662,20 @@ type Outcome = (usize, Option<ReadErrorKind>);
 
 /// The [`Outcome`] of an op the backend did not report on.
 const UNREPORTED: Outcome = (0, Some(ReadErrorKind::Incomplete));
+
+/// The counters of a direct-route window of `k` ops requesting `bytes`
+/// after its first backend call, before its ops taken are known.
+#[inline(always)]
+fn first_call_counters(k: usize, bytes: u64) -> Counters {
+    Counters {
+        ops: k as u64,
+        fragments: k as u64,
+        bytes_requested: bytes,
+        bytes_read: bytes,
+        backend_calls: 1,
+        ..Counters::default()
+    }
+}
 
 /// The completions of a direct-route window from its ops' raw results.
 #[inline(always)]

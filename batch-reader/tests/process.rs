@@ -240,6 +240,16 @@ fn a_merged_read_of_more_than_iov_max_parts_is_split_not_retried() {
     drop(child);
 }
 
+/// Op `i` reads 8 bytes at `base + offsets[i]` into `bufs[i]`, tagged
+/// `1000 + i`.
+fn ops_of<'b>(bufs: &'b mut [[u8; 8]], base: usize, offsets: &[usize]) -> Vec<ReadOp<'b>> {
+    bufs.iter_mut()
+        .zip(offsets)
+        .enumerate()
+        .map(|(i, (b, &o))| ReadOp::new((base + o) as u64, &mut b[..], 1000 + i))
+        .collect()
+}
+
 #[test]
 #[cfg_attr(miri, ignore = "fork and process_vm_readv are system calls")]
 fn every_batch_size_reports_each_op_once_in_order() {
@@ -251,14 +261,9 @@ fn every_batch_size_reports_each_op_once_in_order() {
     // than one op has some on the unmapped third page.
     for n in [1usize, 2, 63, 64, 65, 1023, 1024, 1025, 1500] {
         for first in [0usize, 2 * page / 8 - 1] {
-            let mut bufs = vec![[0u8; 8]; n];
             let offsets: Vec<usize> = (0..n).map(|i| ((first + i * 3) * 8) % (4 * page)).collect();
-            let mut ops: Vec<ReadOp<'_>> = bufs
-                .iter_mut()
-                .zip(&offsets)
-                .enumerate()
-                .map(|(i, (b, &o))| ReadOp::new((base + o) as u64, &mut b[..], 1000 + i))
-                .collect();
+            let mut bufs = vec![[0u8; 8]; n];
+            let mut ops = ops_of(&mut bufs, base, &offsets);
             let mut reports: Vec<Report> = Vec::new();
             let taken = backend.read_batch(&mut ops, |r| reports.push(r));
             drop(ops);
@@ -286,12 +291,7 @@ fn every_batch_size_reports_each_op_once_in_order() {
             // In order with the ops themselves: the same reports, each with
             // its op, whose buffer holds its bytes by then.
             let mut bufs = vec![[0u8; 8]; n];
-            let mut ops: Vec<ReadOp<'_>> = bufs
-                .iter_mut()
-                .zip(&offsets)
-                .enumerate()
-                .map(|(i, (b, &o))| ReadOp::new((base + o) as u64, &mut b[..], 1000 + i))
-                .collect();
+            let mut ops = ops_of(&mut bufs, base, &offsets);
             let mut seen: Vec<(Report, u64, [u8; 8])> = Vec::new();
             assert!(backend.reports_in_order());
             let taken = backend.read_batch_in_order(&mut ops, |op, r| {
