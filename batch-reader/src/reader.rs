@@ -652,7 +652,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         // `passed <= k`; the `min` tells the compiler.
         let passed = k.min(geometry.max_ops());
         let near = merge.map(|m| m.0);
-        if self.backend.reports_in_order() {
+        let indexed = if self.backend.reports_in_order() {
             if let Some(bytes) = scan_lean::<false>(window, max_transfer, unit, near) {
                 // Every op is one fragment and none is near the one before
                 // it: the window's ops go to the backend as they are, and
@@ -660,8 +660,11 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
                 self.read_in_order(geometry, window, passed, bytes, done);
                 return true;
             }
-        }
-        let indexed = scan_lean::<true>(window, max_transfer, unit, near);
+            // The tag test would only add to the test just failed.
+            None
+        } else {
+            scan_lean::<true>(window, max_transfer, unit, near)
+        };
         // Raw reports by window index, each op "not reported" (which reads
         // as `Incomplete`, as in `normalize`) until its report comes. A
         // report is stored under its tag, so that reports in any order,
@@ -774,8 +777,8 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
     /// not a copy) is ignored, and that op completes as not reported; ops it
     /// reported past what it says it took count as taken.
     ///
-    /// `passed` is how many ops the first call may take, `bytes` what the
-    /// window's ops request.
+    /// `passed` (at most the window's length) is how many ops the first call
+    /// may take, `bytes` what the window's ops request.
     #[inline(always)]
     fn read_in_order<D: FnMut(Completion<'_>)>(
         &mut self,
@@ -786,7 +789,6 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         done: &mut D,
     ) {
         let k = window.len();
-        let passed = passed.min(k);
         // Where the window's ops are, and where the next op to complete is
         // (every op before it has its completion), to tell that a reported
         // op is that one. Only compared, never read through.
@@ -832,9 +834,8 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         mut n: Counters,
         done: &mut D,
     ) {
-        // The completed ops' entries are never read.
+        // `direct_rest` fills the completed ops' entries, never read.
         let mut results: heapless::Vec<Outcome, F> = heapless::Vec::new();
-        fill_unreported(&mut results, taken);
         self.direct_rest(geometry, window, &mut results, taken, &mut n);
         self.counters.add(&n);
         for (index, (op, &result)) in window.iter().zip(results.iter()).enumerate().skip(taken) {

@@ -407,30 +407,16 @@ impl<const K: usize> MemoryBackend<'_, K> {
                 // path, so that no constant is merged with the other's.
                 if let Some(src) = whole(mem, base, true, op.addr, op.buf.len()) {
                     copy(op.buf, src);
-                    let r = Report {
-                        tag: op.tag,
-                        valid: src.len(),
-                        error: None,
-                    };
+                    let r = Report::ok(op.tag, src.len());
                     report(op, r);
                 } else {
-                    let (valid, error) = self.read_limited(op.addr, op.buf);
-                    let r = Report {
-                        tag: op.tag,
-                        valid,
-                        error,
-                    };
+                    let r = self.read_op((mem, base, false), op);
                     report(op, r);
                 }
             }
         } else {
             for op in ops {
-                let (valid, error) = self.read_limited(op.addr, op.buf);
-                let r = Report {
-                    tag: op.tag,
-                    valid,
-                    error,
-                };
+                let r = self.read_op((self.mem, self.base, false), op);
                 report(op, r);
             }
         }
