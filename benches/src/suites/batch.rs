@@ -14,6 +14,9 @@
 //!    alone on the same ops, fresh and reused (a batch without the reader),
 //!    the same after the pass that tests every op is one fragment of the
 //!    backend's geometry (`backend_checked`: the test no reader can skip),
+//!    the by-hand loop with that test folded into each op's copy
+//!    (`ops_by_hand_checked`, which a reader cannot do: it hands the ops to
+//!    a backend and tests them before the call),
 //!    one synchronous `read_val` per address (the calls `auto_reader`
 //!    makes, without the futures), and the same after one Pending per read
 //!    polled again at once (`yield_read_val`: the yield any reader batching
@@ -243,6 +246,45 @@ fn one_fragment_each(ops: &[ReadOp<'_>], geometry: Geometry) -> bool {
     ok
 }
 
+/// [`by_hand`] with each op's one-fragment test (as [`one_fragment_each`])
+/// and the test that it does not start where the op before it ends (where
+/// it would merge) made in the loop that copies it: the check where only
+/// code that reads the memory itself can put it. A reader hands its ops to a
+/// backend, so it makes the check in a pass of its own before the call.
+/// Stops at the first op that fails (none does here).
+#[inline(always)]
+fn by_hand_checked(mem: &[u8], geometry: Geometry, ops: &mut [ReadOp<'_>]) -> u64 {
+    let max_transfer = geometry.max_transfer() as u64;
+    let unit = !geometry.boundary().map_or(u64::MAX, |b| b - 1);
+    let mut prev_end = u64::MAX;
+    for op in ops.iter_mut() {
+        let (addr, len) = (op.addr, op.buf.len() as u64);
+        let (end, overflow) = addr.overflowing_add(len);
+        let one_fragment = (len.wrapping_sub(1) < max_transfer)
+            & !overflow
+            & ((addr ^ end.wrapping_sub(1)) & unit == 0);
+        if !one_fragment || addr == prev_end {
+            break;
+        }
+        prev_end = end;
+        let at = addr as usize;
+        if let Some(src) = mem.get(at..at + op.buf.len()) {
+            match (
+                <&mut [u8; 8]>::try_from(&mut *op.buf),
+                <[u8; 8]>::try_from(src),
+            ) {
+                (Ok(dst), Ok(src)) => *dst = src,
+                _ => op.buf.copy_from_slice(src),
+            }
+        }
+    }
+    ops.iter()
+        .fold(0u64, |sum, op| match <[u8; 8]>::try_from(&*op.buf) {
+            Ok(v) => sum.wrapping_add(u64::from_ne_bytes(v)),
+            Err(_) => sum,
+        })
+}
+
 /// [`backend_sum`] after the one-fragment test of every op
 /// ([`one_fragment_each`]): a batch without a reader's bookkeeping, but
 /// with the check a reader cannot skip. 0 if an op fails it (none does
@@ -321,7 +363,7 @@ fn seed(ctx: &Ctx) {
         .map(|_| (rng.next() as usize % ((1 << 20) - 8)) & !7)
         .collect();
     let (mem, addrs) = (&mem, &addrs);
-    let logs: [Log; 15] = Default::default();
+    let logs: [Log; 16] = Default::default();
     let [
         deque_log,
         batch_log,
@@ -338,6 +380,7 @@ fn seed(ctx: &Ctx) {
         yield_log,
         checked_log,
         checked_reused_log,
+        by_hand_checked_log,
     ] = &logs;
 
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -465,6 +508,17 @@ fn seed(ctx: &Ctx) {
         logged(
             backend_fresh_log,
             timed_fresh::<BATCH>(addrs, |ops| backend_sum(&mut backend, ops)),
+        )
+    });
+    // Not a floor for a reader: the by-hand loop with the check folded into
+    // each op's copy, which only code that reads the memory itself can do.
+    // What the check costs where it is not a pass of its own.
+    c.variant("ops_by_hand_checked", move || {
+        logged(
+            by_hand_checked_log,
+            timed_fresh::<BATCH>(addrs, |ops| {
+                by_hand_checked(mem, geometry, black_box(ops))
+            }),
         )
     });
     // Floors too: the backend on the same ops after the one pass over them
@@ -674,6 +728,12 @@ fn seed(ctx: &Ctx) {
         "batch",
         "seed.backend_checked_reused.rate_vs_ops_by_hand_reused",
         paired(by_hand_reused_log, checked_reused_log),
+        "x",
+    );
+    row(
+        "batch",
+        "seed.ops_by_hand_checked.rate_vs_ops_by_hand",
+        paired(by_hand_log, by_hand_checked_log),
         "x",
     );
     // The batch API against those floors: the reader's own share.
