@@ -133,17 +133,30 @@ fn completed_u64(done: &batch_reader::Completion<'_>) -> u64 {
 #[inline(always)]
 fn by_hand(mem: &[u8], ops: &mut [ReadOp<'_>]) -> u64 {
     for op in ops.iter_mut() {
-        let at = op.addr as usize;
-        if let Some(src) = mem.get(at..at + op.buf.len()) {
-            match (
-                <&mut [u8; 8]>::try_from(&mut *op.buf),
-                <[u8; 8]>::try_from(src),
-            ) {
-                (Ok(dst), Ok(src)) => *dst = src,
-                _ => op.buf.copy_from_slice(src),
-            }
+        copy_by_hand(mem, op);
+    }
+    sum_of(ops)
+}
+
+/// Fills `op` by a plain copy from `mem` (see [`by_hand`]), if it lies
+/// within it.
+#[inline(always)]
+fn copy_by_hand(mem: &[u8], op: &mut ReadOp<'_>) {
+    let at = op.addr as usize;
+    if let Some(src) = mem.get(at..at + op.buf.len()) {
+        match (
+            <&mut [u8; 8]>::try_from(&mut *op.buf),
+            <[u8; 8]>::try_from(src),
+        ) {
+            (Ok(dst), Ok(src)) => *dst = src,
+            _ => op.buf.copy_from_slice(src),
         }
     }
+}
+
+/// The values of the 8-byte ops of `ops`, added up.
+#[inline(always)]
+fn sum_of(ops: &[ReadOp<'_>]) -> u64 {
     ops.iter()
         .fold(0u64, |sum, op| match <[u8; 8]>::try_from(&*op.buf) {
             Ok(v) => sum.wrapping_add(u64::from_ne_bytes(v)),
@@ -267,22 +280,9 @@ fn by_hand_checked(mem: &[u8], geometry: Geometry, ops: &mut [ReadOp<'_>]) -> u6
             break;
         }
         prev_end = end;
-        let at = addr as usize;
-        if let Some(src) = mem.get(at..at + op.buf.len()) {
-            match (
-                <&mut [u8; 8]>::try_from(&mut *op.buf),
-                <[u8; 8]>::try_from(src),
-            ) {
-                (Ok(dst), Ok(src)) => *dst = src,
-                _ => op.buf.copy_from_slice(src),
-            }
-        }
+        copy_by_hand(mem, op);
     }
-    ops.iter()
-        .fold(0u64, |sum, op| match <[u8; 8]>::try_from(&*op.buf) {
-            Ok(v) => sum.wrapping_add(u64::from_ne_bytes(v)),
-            Err(_) => sum,
-        })
+    sum_of(ops)
 }
 
 /// [`backend_sum`] after the one-fragment test of every op
