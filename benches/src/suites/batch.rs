@@ -516,9 +516,7 @@ fn seed(ctx: &Ctx) {
     c.variant("ops_by_hand_checked", move || {
         logged(
             by_hand_checked_log,
-            timed_fresh::<BATCH>(addrs, |ops| {
-                by_hand_checked(mem, geometry, black_box(ops))
-            }),
+            timed_fresh::<BATCH>(addrs, |ops| by_hand_checked(mem, geometry, black_box(ops))),
         )
     });
     // Floors too: the backend on the same ops after the one pass over them
