@@ -246,17 +246,41 @@ fn backend_sum(backend: &mut MemoryBackend<'_>, ops: &mut [ReadOp<'_>]) -> u64 {
 /// branches, as the crate's reader makes it.
 #[inline(always)]
 fn one_fragment_each(ops: &[ReadOp<'_>], geometry: Geometry) -> bool {
-    let max_transfer = geometry.max_transfer() as u64;
-    let unit = !geometry.boundary().map_or(u64::MAX, |b| b - 1);
+    let test = FragmentTest::of(geometry);
     let mut ok = true;
     for op in ops {
-        let (addr, len) = (op.addr, op.buf.len() as u64);
-        let (end, overflow) = addr.overflowing_add(len);
-        ok &= (len.wrapping_sub(1) < max_transfer)
-            & !overflow
-            & ((addr ^ end.wrapping_sub(1)) & unit == 0);
+        ok &= test.one_fragment(op.addr, op.buf.len() as u64).is_some();
     }
     ok
+}
+
+/// What an op is tested against to be one fragment of a geometry.
+#[derive(Clone, Copy)]
+struct FragmentTest {
+    max_transfer: u64,
+    /// The bits above the boundary unit (0 without a boundary).
+    unit: u64,
+}
+
+impl FragmentTest {
+    #[inline(always)]
+    fn of(geometry: Geometry) -> Self {
+        Self {
+            max_transfer: geometry.max_transfer() as u64,
+            unit: !geometry.boundary().map_or(u64::MAX, |b| b - 1),
+        }
+    }
+
+    /// The end of an op of `len` bytes at `addr` if it is one fragment (see
+    /// [`one_fragment_each`]), without branches.
+    #[inline(always)]
+    fn one_fragment(self, addr: u64, len: u64) -> Option<u64> {
+        let (end, overflow) = addr.overflowing_add(len);
+        let ok = (len.wrapping_sub(1) < self.max_transfer)
+            & !overflow
+            & ((addr ^ end.wrapping_sub(1)) & self.unit == 0);
+        ok.then_some(end)
+    }
 }
 
 /// [`by_hand`] with each op's one-fragment test (as [`one_fragment_each`])
@@ -267,19 +291,13 @@ fn one_fragment_each(ops: &[ReadOp<'_>], geometry: Geometry) -> bool {
 /// Stops at the first op that fails (none does here).
 #[inline(always)]
 fn by_hand_checked(mem: &[u8], geometry: Geometry, ops: &mut [ReadOp<'_>]) -> u64 {
-    let max_transfer = geometry.max_transfer() as u64;
-    let unit = !geometry.boundary().map_or(u64::MAX, |b| b - 1);
+    let test = FragmentTest::of(geometry);
     let mut prev_end = u64::MAX;
     for op in ops.iter_mut() {
-        let (addr, len) = (op.addr, op.buf.len() as u64);
-        let (end, overflow) = addr.overflowing_add(len);
-        let one_fragment = (len.wrapping_sub(1) < max_transfer)
-            & !overflow
-            & ((addr ^ end.wrapping_sub(1)) & unit == 0);
-        if !one_fragment || addr == prev_end {
-            break;
+        match test.one_fragment(op.addr, op.buf.len() as u64) {
+            Some(end) if op.addr != prev_end => prev_end = end,
+            _ => break,
         }
-        prev_end = end;
         copy_by_hand(mem, op);
     }
     sum_of(ops)
