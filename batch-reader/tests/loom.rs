@@ -1,6 +1,6 @@
 //! Loom models of the async reader's queue, flush and wake logic.
 //!
-//! Run with `RUSTFLAGS="--cfg loom" cargo test -p batch-reader --release
+//! Run with `RUSTFLAGS="--cfg loom" cargo test -p ncio-batch-reader --release
 //! --test loom`. The reader's shared state is a loom `UnsafeCell` there, so
 //! every access is checked, and the executors are loom's `block_on`, whose
 //! waker is built on loom's atomics.

@@ -4,7 +4,7 @@
 //! owner, and that the pool's control block is freed exactly once.
 //!
 //! ```text
-//! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p buffer-pool --release --all-features --test loom
+//! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p ncio-buffer-pool --release --all-features --test loom
 //! ```
 #![cfg(loom)]
 

@@ -1,7 +1,7 @@
 //! Round-trip latency between two processes over a pair of shared-memory rings.
 //!
 //! ```text
-//! cargo run --release -p uring-queue --features std --example ping_pong [ROUND_TRIPS]
+//! cargo run --release -p ncio-uring-queue --features std --example ping_pong [ROUND_TRIPS]
 //! ```
 //!
 //! The process maps a memfd holding two rings (requests and replies), spawns

@@ -4,7 +4,7 @@
 //! to the pool, so in steady state no message is allocated and none copied.
 //!
 //! ```text
-//! cargo run --release -p uring-queue --features std --example pool_pipeline
+//! cargo run --release -p ncio-uring-queue --features std --example pool_pipeline
 //! ```
 
 use buffer_pool::{Buffer, BufferPool, Slice};

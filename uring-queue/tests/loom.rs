@@ -2,7 +2,7 @@
 //! so a missing Release/Acquire pair shows up as a causality violation.
 //!
 //! ```text
-//! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p uring-queue --release --all-features --test loom
+//! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p ncio-uring-queue --release --all-features --test loom
 //! ```
 
 #![cfg(loom)]

@@ -8,7 +8,7 @@
 //!
 //! ```text
 //! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
-//!     cargo test -p uring-queue --release --all-features --test loom_uring
+//!     cargo test -p ncio-uring-queue --release --all-features --test loom_uring
 //! ```
 
 #![cfg(loom)]
