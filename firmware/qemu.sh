@@ -12,4 +12,4 @@ case $target in
   *) echo "qemu.sh: no machine for target $target" >&2; exit 2 ;;
 esac
 exec timeout "${QEMU_TIMEOUT:-120}" "${qemu[@]}" -nographic \
-  -semihosting-config enable=on,target=native -kernel "$elf"
+  -semihosting-config enable=on,target=native -kernel "$elf" 2>&1

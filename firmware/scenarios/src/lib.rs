@@ -1,7 +1,7 @@
 //! What every scenario binary shares: stories that check their results and
 //! end the run through semihosting ([`story`]), the machine's interrupts
 //! ([`irq`]), and a cell that hands values to an interrupt handler
-//! ([`IrqCell`]).
+//! ([`IrqCell`]), and a join of futures that cannot panic ([`join3`]).
 //!
 //! Nothing here formats (no `core::fmt`) or indexes: the binaries must also
 //! link with the panic-never handler (feature `panic-never`), so the
@@ -9,12 +9,14 @@
 #![no_std]
 
 pub mod irq;
+mod join;
 mod panic;
 mod shared;
 pub mod story;
 
+pub use join::join3;
 pub use shared::IrqCell;
-pub use story::{Outcome, ensure, run};
+pub use story::{Outcome, copy, ensure, run};
 
 /// A `&'static mut` to a `static` of type `$ty` initialised with `$init`:
 /// `Some` the first time this expression runs, `None` after. For the

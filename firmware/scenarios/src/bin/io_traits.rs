@@ -3,7 +3,7 @@
 #![no_std]
 #![no_main]
 
-use firmware::{Outcome, ensure};
+use firmware::{Outcome, copy, ensure};
 use io_traits::embedded::{FromEmbeddedIo, ToEmbeddedIo};
 use io_traits::{Buffer, BufferError, FixedBuffer, Write, WriteError};
 
@@ -33,10 +33,8 @@ fn main() -> ! {
 fn build_message() -> Outcome {
     let mut buf = FixedBuffer::<16>::new();
     for part in [&b"id:"[..], b"42", b";"] {
-        let Ok(space) = buf.try_get_writable(part.len()) else {
-            return Err("try_get_writable refused a part that fits");
-        };
-        space.copy_from_slice(part);
+        let space = buf.try_get_writable(part.len());
+        copy(space.map_err(|_| "each part fits")?, part)?;
     }
     ensure(buf.len() == 6, "the pending message holds the three parts")?;
     ensure(
@@ -54,10 +52,10 @@ fn build_message() -> Outcome {
 
 fn full_buffer() -> Outcome {
     let mut buf = FixedBuffer::<8>::new();
-    let Ok(space) = buf.try_get_writable(6) else {
-        return Err("6 of 8 bytes fit");
-    };
-    space.copy_from_slice(b"header");
+    copy(
+        buf.try_get_writable(6).map_err(|_| "6 of 8 bytes fit")?,
+        b"header",
+    )?;
     let full = BufferError::CapacityExceeded {
         requested: 3,
         available: 2,
