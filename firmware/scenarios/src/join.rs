@@ -41,10 +41,10 @@ enum Leg<F: Future> {
 impl<F: Future + Unpin> Leg<F> {
     /// Polls a running leg; whether it is no longer running.
     fn poll(&mut self, cx: &mut Context<'_>) -> bool {
-        if let Leg::Running(future) = self {
-            if let Poll::Ready(output) = Pin::new(future).poll(cx) {
-                *self = Leg::Done(output);
-            }
+        if let Leg::Running(future) = self
+            && let Poll::Ready(output) = Pin::new(future).poll(cx)
+        {
+            *self = Leg::Done(output);
         }
         !matches!(self, Leg::Running(_))
     }

@@ -16,7 +16,7 @@ pub mod story;
 
 pub use join::join3;
 pub use shared::IrqCell;
-pub use story::{Outcome, copy, ensure, run};
+pub use story::{Outcome, Story, copy, ensure, run};
 
 /// A `&'static mut` to a `static` of type `$ty` initialised with `$init`:
 /// `Some` the first time this expression runs, `None` after. For the

@@ -5,6 +5,9 @@
 /// A story's result: `Err` names the check that failed.
 pub type Outcome = Result<(), &'static str>;
 
+/// A story: its name and the function that tells it.
+pub type Story = (&'static str, fn() -> Outcome);
+
 /// `Ok` when `holds`, else the failure `what`: use with `?`.
 pub fn ensure(holds: bool, what: &'static str) -> Outcome {
     if holds { Ok(()) } else { Err(what) }
@@ -13,7 +16,7 @@ pub fn ensure(holds: bool, what: &'static str) -> Outcome {
 /// Runs every story in order, prints `name: story ... ok` or `FAILED: <check>`,
 /// and exits: 0 when all passed, else the number (from 1) of the first story
 /// that failed. Later stories still run, so one failure hides no other.
-pub fn run(scenario: &str, stories: &[(&str, fn() -> Outcome)]) -> ! {
+pub fn run(scenario: &str, stories: &[Story]) -> ! {
     let (mut passed, mut failed, mut first_failure) = (0u32, 0u32, 0i32);
     let mut number = 0i32;
     for (name, story) in stories {
