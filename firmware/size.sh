@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Flash and RAM each crate adds to a firmware, per target: builds the size
+# binaries (size/src/bin/*.rs: each does one crate's named work, with inputs
+# the optimiser cannot see through) at the firmware profile (opt-level "s",
+# LTO, one codegen unit, panic = "abort", a panic handler that does not
+# format), and prints, as a Markdown table, the sections each adds over
+# `empty` (the same runtime skeleton with no work). `flash` is
+# .text + .rodata + .data (the initial values of .data are stored in flash),
+# `RAM` is .data + .bss. Each row also checks that its crate's code is in the
+# binary (its source lines appear in the line table), so a row cannot pass
+# because the work was optimised away.
+#
+# Usage: size.sh [--check] [target...]   (default: all three targets)
+# --check also gates the budgets on thumbv7em-none-eabihf and fails above
+# any of them.
+set -euo pipefail
+cd "$(dirname "$0")"
+export CARGO_TERM_COLOR=never
+check=0
+if [[ ${1:-} == --check ]]; then check=1; shift; fi
+targets=("$@")
+if ((${#targets[@]} == 0)); then
+  targets=(thumbv7em-none-eabihf thumbv6m-none-eabi riscv32imc-unknown-none-elf)
+fi
+host=$(rustc -vV | sed -n 's/^host: //p')
+tools="$(rustc --print sysroot)/lib/rustlib/$host/bin"
+
+# The rows: binary, what it measures, the source folder and the crate its
+# code comes from, and what it is measured against (`empty`, or another row
+# for "on top").
+rows=(
+  "ring|uring-queue Ring<u32, 16>: push + pop|uring-queue/src|uring_queue|empty"
+  "heapless_spsc|heapless::spsc::Queue<u32, 16>: the same|heapless-|heapless|empty"
+  "bbqueue|bbqueue, 64 bytes: the same through a grant|bbqueue-|bbqueue|empty"
+  "pool|buffer-pool PoolStorage<256>: claim, write, hand out, drop|buffer-pool/src|buffer_pool|empty"
+  "uring|uring-queue uring client + server, Spin: one request|uring-queue/src|uring_queue|empty"
+  "uring_rings|floor: the uring's two SharedRings, one entry each|uring-queue/src|uring_queue|empty"
+  "reader|batch-reader Reader + MemoryBackend: read_many (3 ops) + read_val|batch-reader/src|batch_reader|empty"
+  "memory_backend|floor: MemoryBackend::read_batch alone, same reads|batch-reader/src|batch_reader|empty"
+  "async_reader|batch-reader AsyncReader on top: two joined reads|batch-reader/src|batch_reader|reader"
+)
+# Budgets (bytes of flash) on thumbv7em-none-eabihf, by binary.
+declare -A budget=([ring]=1024 [pool]=2048 [uring]=4096 [reader]=6144 [async_reader]=4096)
+
+# "text rodata data bss" of an ELF, from its section headers.
+sections() {
+  "$tools/llvm-size" -A "$1" | awk '
+    $1 ~ /^\.(vector_table|text|init|trap)/ { t += $2 }
+    $1 ~ /^\.s?rodata/ { r += $2 }
+    $1 ~ /^\.s?data/ { d += $2 }
+    $1 ~ /^\.(s?bss|uninit)/ { b += $2 }
+    END { print t + 0, r + 0, d + 0, b + 0 }'
+}
+
+# Whether ELF $1 holds code of crate $3: a symbol of the crate, or a line of
+# its sources (folder $2) in the line table (code inlined into `main` leaves
+# no symbol of its own).
+has_code_from() {
+  "$tools/llvm-nm" -C "$1" | awk -v crate="$3::" 'index($0, crate) { found = 1 } END { exit !found }' ||
+    "$tools/llvm-objdump" -d -l --no-show-raw-insn "$1" |
+    awk -v folder="/$2" '/^; / && index($0, folder) { found = 1 } END { exit !found }'
+}
+
+ok=0
+echo "| target | work | .text | .rodata | .data | .bss | flash | RAM | budget |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|---|"
+for t in "${targets[@]}"; do
+  cargo build -q --release --target "$t" -p size --bins
+  declare -A sec=()
+  for b in empty $(for r in "${rows[@]}"; do echo "${r%%|*}"; done); do
+    sec[$b]=$(sections "target/$t/release/$b")
+  done
+  for r in "${rows[@]}"; do
+    IFS='|' read -r bin what folder crate base <<<"$r"
+    read -r t1 r1 d1 b1 <<<"${sec[$bin]}"
+    read -r t0 r0 d0 b0 <<<"${sec[$base]}"
+    dt=$((t1 - t0)) dr=$((r1 - r0)) dd=$((d1 - d0)) db=$((b1 - b0))
+    flash=$((dt + dr + dd)) ram=$((dd + db))
+    verdict=""
+    if ! has_code_from "target/$t/release/$bin" "$folder" "$crate"; then
+      verdict="NO CODE FROM $folder"
+      ok=1
+    elif [[ $t == thumbv7em-none-eabihf && -n ${budget[$bin]:-} ]]; then
+      if ((flash <= budget[$bin])); then verdict="<= ${budget[$bin]}: ok"; else verdict="<= ${budget[$bin]}: OVER"; fi
+      if ((check && flash > budget[$bin])); then ok=1; fi
+    fi
+    [[ $base == empty ]] || what="$what (over reader)"
+    echo "| $t | $what | $dt | $dr | $dd | $db | $flash | $ram | $verdict |"
+  done
+  unset sec
+done
+exit "$ok"
