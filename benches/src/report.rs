@@ -675,6 +675,30 @@ mod tests {
         assert!(!saved.contains("load average (1 min)"));
         assert!(!saved.contains("machine was busy"));
         assert!(md.contains("| **uring_queue** | 568.8 Mops/s | 1.127x |"));
+        assert!(!md.contains("indicative"), "a full run's verdicts stand");
+        // The run stamp: the line every chart's caption carries, from this
+        // run or from the rows read.
+        let stamp = Stamp {
+            cpu: "AMD EPYC".into(),
+            cpus: 2,
+            started: 1_700_000_000,
+        };
+        let stamped = RunInfo {
+            stamp: Some(stamp.clone()),
+            mode: "quick".into(),
+            ..info.clone()
+        };
+        let smd = markdown(&stamped, &["spsc"], &sample(), &[]);
+        assert!(smd.contains("run stamp `AMD EPYC, 2 logical CPUs, 2023-11-14 22:13 UTC`"));
+        assert!(smd.contains("indicative only"), "quick verdicts are marked");
+        let from_stamped = RunInfo {
+            from: Some("rows.txt".into()),
+            ..stamped
+        };
+        let fmd = markdown(&from_stamped, &["spsc"], &sample(), &[]);
+        assert!(fmd.contains(
+            "measured by a run stamped `AMD EPYC, 2 logical CPUs, 2023-11-14 22:13 UTC`"
+        ));
         assert!(md.contains("![spsc](img/spsc.svg)"));
         assert!(md.contains("Not in this build, so not run: ipc."));
     }

@@ -585,6 +585,36 @@ mod tests {
     }
 
     #[test]
+    fn a_target_says_what_measures_it_and_shows_its_context() {
+        let ice = target("4 B round trip: time vs iceoryx2");
+        // A build without the feature writes NaN in the row's place.
+        let o = ice.check(&[
+            row("ipc", "4B.uring_queue.t_vs_iceoryx2", f64::NAN),
+            Row::new("ipc", "4B.uring_queue.median", 0.6, "us"),
+        ]);
+        assert_eq!(o.status, Status::NotMeasured);
+        let d = o.detail(false);
+        assert!(d.contains("--features iceoryx2"), "{d}");
+        assert!(d.contains("4B.uring_queue.median 0.6000 us"), "{d}");
+        let loaded = target("4 B beside two CPU-bound threads: median vs UnixStream");
+        let o = loaded.check(&[
+            row("ipc", "loaded.4B.uring_queue.t_vs_unix", 3.0),
+            Row::new("ipc", "loaded.4B.uring_queue.p99_us", 900.0, "us"),
+            Row::new("ipc", "loaded.4B.unix.p99_us", 80.0, "us"),
+        ]);
+        assert_eq!(o.status, Status::Missed);
+        assert_eq!(
+            o.detail(true),
+            "`loaded.4B.uring_queue.t_vs_unix`; `loaded.4B.uring_queue.p99_us` 900.0 us; \
+             `loaded.4B.unix.p99_us` 80.000 us"
+        );
+        // The 4 B target against unix does not read the loaded row.
+        let plain = target("4 B round trip: time vs UnixStream");
+        let o = plain.check(&[row("ipc", "loaded.4B.uring_queue.t_vs_unix", 0.05)]);
+        assert_eq!(o.status, Status::NotMeasured);
+    }
+
+    #[test]
     fn ours_marks_workspace_variants_only() {
         assert!(is_ours("spsc", "uring_queue"));
         assert!(is_ours("spsc", "uring_queue_deferred"));

@@ -13,7 +13,9 @@
 //!
 //! Each sample times every round trip of its requests on its own (one
 //! request in flight, `exchange(4, 1, 1)` of the variant's own client) and
-//! counts as its median round trip, so the harness's paired ratio is the
+//! counts as its median round trip; it makes as many round trips as take
+//! the anchor about 20 ms (3 ms in quick mode), but stops after 200 ms
+//! (30 ms) once it has five, so the harness's paired ratio is the
 //! median over rounds of one variant's median round trip over the
 //! anchor's. Rows, for every variant:
 //! - `loaded.4B.<variant>.median` (µs): the median over rounds of the
@@ -32,13 +34,16 @@ use std::io::{Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The load process's role.
 pub const ROLE: &str = "load";
 
 /// CPU-bound threads in the load process.
 const THREADS: usize = 2;
+
+/// Round trips a sample always has, whatever its budget.
+const MIN_TRIPS: usize = 5;
 
 const TEST: &str = "loaded.4B";
 const LEN: usize = 4;
@@ -58,20 +63,27 @@ pub fn measure(ctx: &Ctx, variants: &mut [(&'static str, &mut dyn Transport)]) {
         .find(|(name, _)| *name == ANCHOR)
         .expect("the anchor is a variant");
     let count = requests_per_sample(ctx, &mut *anchor.1, LEN, 1);
-    let log: Vec<RefCell<Vec<Duration>>> = variants.iter().map(|_| RefCell::default()).collect();
+    let budget = ctx.pick(Duration::from_millis(200), Duration::from_millis(30));
+    // Every sample's round trips, per variant.
+    let log: Vec<RefCell<Vec<Vec<Duration>>>> =
+        variants.iter().map(|_| RefCell::default()).collect();
     let mut c = Compare::new("ipc", TEST, ANCHOR);
     for ((name, transport), log) in variants.iter_mut().zip(&log) {
         let name = *name;
         let mut trips = Vec::with_capacity(count);
         c.variant(name, move || {
             trips.clear();
-            for _ in 0..count {
+            let start = Instant::now();
+            // Up to `count` round trips, but no sample longer than the
+            // budget once it has a few: a variant a hundred times slower
+            // than the anchor would otherwise take minutes.
+            while trips.len() < count && (trips.len() < MIN_TRIPS || start.elapsed() < budget) {
                 let t = transport
                     .exchange(LEN, 1, 1)
                     .unwrap_or_else(|e| panic!("ipc {TEST} {name}: {e}"));
                 trips.push(t);
             }
-            log.borrow_mut().extend_from_slice(&trips);
+            log.borrow_mut().push(trips.clone());
             median_duration(trips.clone())
         });
     }
@@ -84,9 +96,8 @@ pub fn measure(ctx: &Ctx, variants: &mut [(&'static str, &mut dyn Transport)]) {
         "variant", "median", "p99", "t/unix"
     );
     for ((name, _), log) in variants.iter().zip(log) {
-        let mut trips = log.into_inner();
         // The first sample is the harness's warm-up.
-        let trips = trips.split_off(count.min(trips.len()));
+        let trips: Vec<Duration> = log.into_inner().into_iter().skip(1).flatten().collect();
         let median = results.median(name).as_secs_f64() * 1e6;
         let p99 = percentile(trips, 99).as_secs_f64() * 1e6;
         let ratio = results.ratio(name);
