@@ -160,10 +160,14 @@ fn run(args: &Args) -> Result<(), String> {
             info.from = Some(path.display().to_string());
             let rows: Vec<Row> = text.lines().filter_map(Row::parse).collect();
             info.stamp = Stamp::from_rows(&rows);
+            // The mode of the run that measured the rows, where they say.
+            if let Some(full) = info.stamp.as_ref().and_then(|s| s.full) {
+                info.mode = if full { "full" } else { "quick" }.to_owned();
+            }
             rows
         }
         None => {
-            let stamp = Stamp::now();
+            let stamp = Stamp::now(!quick);
             harness::set_rows_out(rows_out(args.rows.as_deref())?);
             stamp.emit();
             info.stamp = Some(stamp);

@@ -682,6 +682,7 @@ mod tests {
             cpu: "AMD EPYC".into(),
             cpus: 2,
             started: 1_700_000_000,
+            full: Some(false),
         };
         let stamped = RunInfo {
             stamp: Some(stamp.clone()),

@@ -2,13 +2,15 @@
 //! block and every chart's caption carry, so that figures quoted from them can
 //! be matched to one run.
 //!
-//! A measuring run also writes the stamp as two rows of the pseudo-suite
-//! `run`, so that `--from` redraws charts and the block with the stamp of
-//! the run that measured the rows, not of the run that reads them:
+//! A measuring run also writes the stamp as rows of the pseudo-suite
+//! `run`, so that `--from` redraws charts and the block with the stamp (and
+//! the mode) of the run that measured the rows, not of the run that reads
+//! them:
 //!
 //! ```text
 //! run started 1764239520 unix_s
 //! run cpu.AMD_EPYC 2 logical_cpus
+//! run full 1 bool
 //! ```
 //!
 //! The CPU model travels in the row name, blanks as `_`, as a row has four
@@ -29,12 +31,16 @@ pub struct Stamp {
     pub cpus: usize,
     /// Start of the run, seconds since the Unix epoch.
     pub started: u64,
+    /// Whether the run was in full mode (not quick); unknown in rows
+    /// written before the stamp carried it.
+    pub full: Option<bool>,
 }
 
 impl Stamp {
-    /// This machine, now.
-    pub fn now() -> Self {
+    /// This machine, now, for a run in full mode or not.
+    pub fn now(full: bool) -> Self {
         Self {
+            full: Some(full),
             cpu: cpu_model(),
             cpus: std::thread::available_parallelism().map_or(0, |n| n.get()),
             started: std::time::SystemTime::now()
@@ -43,7 +49,7 @@ impl Stamp {
         }
     }
 
-    /// Writes the stamp's two rows.
+    /// Writes the stamp's rows.
     pub fn emit(&self) {
         row(SUITE, "started", self.started as f64, "unix_s");
         let cpu: String = self.cpu.split_whitespace().collect::<Vec<_>>().join("_");
@@ -53,14 +59,19 @@ impl Stamp {
             self.cpus as f64,
             "logical_cpus",
         );
+        if let Some(full) = self.full {
+            row(SUITE, "full", f64::from(u8::from(full)), "bool");
+        }
     }
 
-    /// The stamp carried by `rows`, if they have both of its rows.
+    /// The stamp carried by `rows`, if they have its start and CPU rows.
     pub fn from_rows(rows: &[Row]) -> Option<Self> {
         let mine = || rows.iter().filter(|r| r.suite == SUITE);
         let started = mine().find(|r| r.name == "started")?.value;
         let cpu = mine().find_map(|r| Some((r.name.strip_prefix("cpu.")?, r.value)))?;
+        let full = mine().find(|r| r.name == "full").map(|r| r.value != 0.0);
         Some(Self {
+            full,
             cpu: cpu.0.replace('_', " "),
             cpus: cpu.1 as usize,
             started: started as u64,
@@ -100,6 +111,7 @@ mod tests {
             cpu: "Intel(R) Xeon(R) CPU @ 2.20GHz".into(),
             cpus: 2,
             started: 1_700_000_000,
+            full: None,
         };
         assert_eq!(
             s.line(),
@@ -118,6 +130,9 @@ mod tests {
         assert_eq!(Stamp::from_rows(&rows), Some(s));
         // Half a stamp is none.
         assert_eq!(Stamp::from_rows(&rows[..2]), None);
+        let mut with_mode = rows.to_vec();
+        with_mode.push(Row::new(SUITE, "full", 1.0, "bool"));
+        assert_eq!(Stamp::from_rows(&with_mode).unwrap().full, Some(true));
         assert_eq!(Stamp::from_rows(&[]), None);
     }
 
