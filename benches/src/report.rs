@@ -312,6 +312,29 @@ pub fn markdown(
     let _ = writeln!(o);
     let _ = writeln!(o, "```sh\n{}\n```", info.command);
     let _ = writeln!(o);
+    run_lines(&mut o, info);
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "Ratios are medians of paired per-round ratios (see Method); medians of \
+         time or rate are for scale. Rows marked **bold** are this workspace's crates."
+    );
+
+    target_lines(&mut o, info, suites, rows);
+    if !charts.is_empty() {
+        let _ = writeln!(o, "\n### Charts\n");
+        for (link, title) in charts {
+            let _ = writeln!(o, "![{title}]({link})\n");
+        }
+    }
+
+    table_lines(&mut o, suites, rows);
+    let _ = writeln!(o, "{END}");
+    o
+}
+
+/// What the block says about the run: when, where, at what load.
+fn run_lines(o: &mut String, info: &RunInfo) {
     let total: f64 = info.suite_secs.iter().map(|s| s.1).sum();
     if let Some(from) = &info.from {
         // The rows were measured earlier; only what they carry is known.
@@ -363,13 +386,10 @@ pub fn markdown(
             info.missing.join(", ")
         );
     }
-    let _ = writeln!(o);
-    let _ = writeln!(
-        o,
-        "Ratios are medians of paired per-round ratios (see Method); medians of \
-         time or rate are for scale. Rows marked **bold** are this workspace's crates."
-    );
+}
 
+/// The targets of `suites`, one table row each.
+fn target_lines(o: &mut String, info: &RunInfo, suites: &[&str], rows: &[Row]) {
     let all: Vec<Outcome> = suites
         .iter()
         .flat_map(|s| targets::check_suite(s, rows))
@@ -414,14 +434,10 @@ pub fn markdown(
             );
         }
     }
+}
 
-    if !charts.is_empty() {
-        let _ = writeln!(o, "\n### Charts\n");
-        for (link, title) in charts {
-            let _ = writeln!(o, "![{title}]({link})\n");
-        }
-    }
-
+/// One table per test of each suite.
+fn table_lines(o: &mut String, suites: &[&str], rows: &[Row]) {
     for suite in suites {
         let ts = tables(suite, rows);
         if ts.is_empty() {
@@ -456,8 +472,6 @@ pub fn markdown(
             let _ = writeln!(o);
         }
     }
-    let _ = writeln!(o, "{END}");
-    o
 }
 
 /// Replaces the block between [`BEGIN`] and [`END`] in `doc` with `block`
