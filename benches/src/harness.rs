@@ -96,12 +96,49 @@ impl Row {
 /// Every row printed so far, in order, for the summary, charts and report.
 static ROWS: Mutex<Vec<Row>> = Mutex::new(Vec::new());
 
-/// Prints one result row to stdout, `<suite> <name> <value> <unit>`, and
-/// keeps it for the summary. The kept value is the printed one, so a summary
-/// built from a saved stdout and one built in the run agree.
+/// Where rows are written as they are made (they are kept for the summary
+/// wherever they go).
+#[derive(Debug)]
+pub enum RowsOut {
+    /// Stdout: the default, for a pipe or a file.
+    Stdout,
+    /// A file named by `--rows`.
+    File(std::io::BufWriter<std::fs::File>),
+    /// Nowhere: stdout is a terminal, where the summary shows the figures.
+    Nowhere,
+}
+
+static OUT: Mutex<RowsOut> = Mutex::new(RowsOut::Stdout);
+
+/// Sends the rows made from now on to `out`.
+pub fn set_rows_out(out: RowsOut) {
+    *OUT.lock().unwrap_or_else(|e| e.into_inner()) = out;
+}
+
+/// Flushes the rows' file, if they go to one, reporting a failed write.
+pub fn finish_rows() -> std::io::Result<()> {
+    match &mut *OUT.lock().unwrap_or_else(|e| e.into_inner()) {
+        RowsOut::File(f) => f.flush(),
+        RowsOut::Stdout | RowsOut::Nowhere => Ok(()),
+    }
+}
+
+/// Writes one result row, `<suite> <name> <value> <unit>`, where
+/// [`set_rows_out`] said, and keeps it for the summary. The kept value is
+/// the printed one, so a summary built from saved rows and one built in the
+/// run agree.
+///
+/// # Panics
+///
+/// If the rows' file cannot be written: the run's output would be lost.
 pub fn row(suite: &str, name: &str, value: f64, unit: &str) {
     let text = num(value);
-    println!("{suite} {name} {text} {unit}");
+    match &mut *OUT.lock().unwrap_or_else(|e| e.into_inner()) {
+        RowsOut::Stdout => println!("{suite} {name} {text} {unit}"),
+        RowsOut::File(f) => writeln!(f, "{suite} {name} {text} {unit}")
+            .unwrap_or_else(|e| panic!("cannot write a row to the --rows file: {e}")),
+        RowsOut::Nowhere => {}
+    }
     let kept = Row {
         suite: suite.to_owned(),
         name: name.to_owned(),
@@ -367,7 +404,12 @@ fn median_f64(mut v: Vec<f64>) -> f64 {
     }
 }
 
-fn median_duration(mut v: Vec<Duration>) -> Duration {
+/// The median of `v` (the mean of the middle two if even).
+///
+/// # Panics
+///
+/// If `v` is empty.
+pub fn median_duration(mut v: Vec<Duration>) -> Duration {
     v.sort();
     let n = v.len();
     if n % 2 == 1 {

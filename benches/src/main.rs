@@ -2,13 +2,14 @@
 //!
 //! ```text
 //! cargo run --release -p benches -- [SUITE...] [--quick | --full]
-//!     [--plot DIR] [--report FILE] [--from ROWS]
+//!     [--plot DIR] [--report FILE] [--from ROWS] [--rows FILE]
 //! ```
 //!
 //! With no suite named, every suite runs in quick mode; named suites run in
-//! full unless `--quick` is given. Stdout carries one row per line,
-//! `<suite> <name> <value> <unit>`; stderr carries progress and, at the end,
-//! one table per suite with each target marked met or missed.
+//! full unless `--quick` is given. The rows, one per line,
+//! `<suite> <name> <value> <unit>`, go to stdout when it is not a terminal,
+//! or to the `--rows` file; stderr carries progress and, at the end, one
+//! table per suite with each target marked met or missed.
 
 #![allow(
     clippy::std_instead_of_core,
@@ -19,11 +20,14 @@
 mod harness;
 mod plot;
 mod report;
+mod stamp;
 mod suites;
 mod targets;
 
 use harness::{Ctx, Row};
-use std::path::PathBuf;
+use stamp::Stamp;
+use std::io::IsTerminal as _;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -33,6 +37,7 @@ const PLANNED: &[&str] = &["copy", "write", "pool", "spsc", "ipc", "batch"];
 
 const USAGE: &str = "\
 usage: compare [SUITE...] [--quick | --full] [--plot DIR] [--report FILE] [--from ROWS]
+               [--rows FILE]
 
   SUITE          run only these suites (default: all, in quick mode)
   --quick        few rounds, small sizes: a smoke run (the default with no SUITE)
@@ -40,10 +45,12 @@ usage: compare [SUITE...] [--quick | --full] [--plot DIR] [--report FILE] [--fro
                  (the default when a SUITE is named)
   --plot DIR     write SVG charts of the rows to DIR
   --report FILE  rewrite the marked results block of FILE (docs/benchmarks.md)
-  --from ROWS    read rows saved from an earlier run's stdout instead of
-                 measuring, for --plot and --report
+  --from ROWS    read rows saved from an earlier run instead of measuring,
+                 for --plot and --report
+  --rows FILE    write the rows to FILE instead of stdout
 
-Stdout: one row per line, `<suite> <name> <value> <unit>`.
+Rows: one per line, `<suite> <name> <value> <unit>`, on stdout unless it is
+a terminal (then only with --rows FILE).
 Stderr: progress, then a summary per suite with each target met or missed.";
 
 #[derive(Debug, Default)]
@@ -53,6 +60,7 @@ struct Args {
     plot: Option<PathBuf>,
     report: Option<PathBuf>,
     from: Option<PathBuf>,
+    rows: Option<PathBuf>,
 }
 
 fn parse(args: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
@@ -66,6 +74,7 @@ fn parse(args: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
             "--plot" => a.plot = Some(value("--plot")?.into()),
             "--report" => a.report = Some(value("--report")?.into()),
             "--from" => a.from = Some(value("--from")?.into()),
+            "--rows" => a.rows = Some(value("--rows")?.into()),
             "-h" | "--help" => return Ok(None),
             s if s.starts_with('-') => return Err(format!("unknown option `{s}`; try --help")),
             other => a.names.push(other.to_owned()),
@@ -116,12 +125,17 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let quick = args.quick.unwrap_or(args.names.is_empty());
-    let selected: Vec<&'static str> = built()
-        .into_iter()
-        .filter(|n| args.names.is_empty() || args.names.iter().any(|a| a == n))
-        .collect();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}
 
+fn run(args: &Args) -> Result<(), String> {
+    let quick = args.quick.unwrap_or(args.names.is_empty());
     let mut info = report::RunInfo {
         command: command_line(),
         mode: if quick { "quick" } else { "full" }.to_owned(),
@@ -137,37 +151,70 @@ fn main() -> ExitCode {
             Vec::new()
         },
         from: None,
+        stamp: None,
     };
-
-    let rows: Vec<Row> = if let Some(path) = &args.from {
-        match std::fs::read_to_string(path) {
-            Ok(text) => {
-                info.from = Some(path.display().to_string());
-                text.lines().filter_map(Row::parse).collect()
+    let rows = match &args.from {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            info.from = Some(path.display().to_string());
+            let rows: Vec<Row> = text.lines().filter_map(Row::parse).collect();
+            info.stamp = Stamp::from_rows(&rows);
+            // The mode of the run that measured the rows, where they say.
+            if let Some(full) = info.stamp.as_ref().and_then(|s| s.full) {
+                info.mode = if full { "full" } else { "quick" }.to_owned();
             }
-            Err(e) => {
-                eprintln!("cannot read {}: {e}", path.display());
-                return ExitCode::FAILURE;
-            }
+            rows
         }
-    } else {
-        let ctx = Ctx { quick };
-        for (name, run) in suites::SUITES {
-            if !selected.contains(name) {
-                continue;
-            }
-            eprintln!("== suite {name}{} ==", if quick { " (quick)" } else { "" });
-            let t0 = Instant::now();
-            run(&ctx);
-            info.suite_secs
-                .push(((*name).to_owned(), t0.elapsed().as_secs_f64()));
+        None => {
+            let stamp = Stamp::now(!quick);
+            harness::set_rows_out(rows_out(args.rows.as_deref())?);
+            stamp.emit();
+            info.stamp = Some(stamp);
+            measure(args, quick, &mut info);
+            harness::finish_rows()
+                .map_err(|e| format!("cannot write the rows to their file: {e}"))?;
+            harness::take_rows()
         }
-        harness::take_rows()
     };
     info.load.1 = report::load();
+    let suites_seen = summary(&info, &rows, args);
+    write_outputs(args, &info, &suites_seen, &rows)
+}
 
-    // The summary: one table per suite, targets marked.
-    let suites_seen: Vec<&str> = PLANNED
+/// Where the rows go: the `--rows` file, else stdout unless it is a
+/// terminal (there the summary shows them, and 400 rows would bury it).
+fn rows_out(file: Option<&Path>) -> Result<harness::RowsOut, String> {
+    Ok(match file {
+        Some(path) => harness::RowsOut::File(std::io::BufWriter::new(
+            std::fs::File::create(path)
+                .map_err(|e| format!("cannot create {}: {e}", path.display()))?,
+        )),
+        None if std::io::stdout().is_terminal() => harness::RowsOut::Nowhere,
+        None => harness::RowsOut::Stdout,
+    })
+}
+
+/// Runs the selected suites, timing each.
+fn measure(args: &Args, quick: bool, info: &mut report::RunInfo) {
+    let ctx = Ctx { quick };
+    for (name, run) in suites::SUITES {
+        if !(args.names.is_empty() || args.names.iter().any(|a| a == name)) {
+            continue;
+        }
+        eprintln!("== suite {name}{} ==", if quick { " (quick)" } else { "" });
+        let t0 = Instant::now();
+        run(&ctx);
+        info.suite_secs
+            .push(((*name).to_owned(), t0.elapsed().as_secs_f64()));
+    }
+}
+
+/// The summary on stderr: one table per suite, targets marked, the tally,
+/// and what the run was. Returns the suites that have rows.
+fn summary(info: &report::RunInfo, rows: &[Row], args: &Args) -> Vec<&'static str> {
+    let quick = info.mode == "quick";
+    let suites_seen: Vec<&'static str> = PLANNED
         .iter()
         .copied()
         .filter(|s| rows.iter().any(|r| r.suite == *s))
@@ -185,12 +232,22 @@ fn main() -> ExitCode {
     let mut outcomes = Vec::new();
     for s in &suites_seen {
         eprintln!();
-        eprint!("{}", report::summary(s, &rows));
-        outcomes.extend(targets::check_suite(s, &rows));
+        eprint!("{}", report::summary(s, rows));
+        outcomes.extend(targets::check_suite(s, rows));
     }
     let (met, missed, nm) = report::tally(&outcomes);
     eprintln!();
-    eprintln!("targets: {met} met, {missed} missed, {nm} not measured");
+    eprintln!(
+        "targets: {met} met, {missed} missed, {nm} not measured{}",
+        if quick {
+            " (quick mode: indicative verdicts; run with --full before quoting one)"
+        } else {
+            ""
+        }
+    );
+    if let Some(stamp) = &info.stamp {
+        eprintln!("run: {}", stamp.line());
+    }
     if !info.missing.is_empty() {
         eprintln!("skipped, not in this build: {}", info.missing.join(", "));
     }
@@ -205,20 +262,31 @@ fn main() -> ExitCode {
             .collect();
         eprintln!("time: {}", per.join(", "));
     }
+    if args.from.is_none() && args.rows.is_none() && std::io::stdout().is_terminal() {
+        eprintln!(
+            "rows: not printed on a terminal; --rows FILE or a redirect of stdout keeps them"
+        );
+    }
+    suites_seen
+}
 
+/// The charts (`--plot`) and the results block (`--report`).
+fn write_outputs(
+    args: &Args,
+    info: &report::RunInfo,
+    suites_seen: &[&str],
+    rows: &[Row],
+) -> Result<(), String> {
     let mut charts = Vec::new();
     if let Some(dir) = &args.plot {
-        match plot::write_all(dir, &rows) {
-            Ok(c) => {
-                for chart in &c {
-                    eprintln!("chart: {}", dir.join(&chart.file).display());
-                }
-                charts = c;
-            }
-            Err(e) => {
-                eprintln!("cannot write charts to {}: {e}", dir.display());
-                return ExitCode::FAILURE;
-            }
+        let stamp = info.stamp.as_ref().map_or_else(
+            || "run: machine and date not recorded in the rows".to_owned(),
+            |s| format!("run: {}", s.line()),
+        );
+        charts = plot::write_all(dir, rows, &stamp)
+            .map_err(|e| format!("cannot write charts to {}: {e}", dir.display()))?;
+        for chart in &charts {
+            eprintln!("chart: {}", dir.join(&chart.file).display());
         }
     }
     if let Some(file) = &args.report {
@@ -229,20 +297,15 @@ fn main() -> ExitCode {
                 .collect(),
             None => Vec::new(),
         };
-        let block = report::markdown(&info, &suites_seen, &rows, &links);
-        let result = std::fs::read_to_string(file)
+        let block = report::markdown(info, suites_seen, rows, &links);
+        std::fs::read_to_string(file)
             .map_err(|e| e.to_string())
             .and_then(|doc| report::splice(&doc, &block))
-            .and_then(|doc| std::fs::write(file, doc).map_err(|e| e.to_string()));
-        match result {
-            Ok(()) => eprintln!("report: rewrote the results block of {}", file.display()),
-            Err(e) => {
-                eprintln!("cannot update {}: {e}", file.display());
-                return ExitCode::FAILURE;
-            }
-        }
+            .and_then(|doc| std::fs::write(file, doc).map_err(|e| e.to_string()))
+            .map_err(|e| format!("cannot update {}: {e}", file.display()))?;
+        eprintln!("report: rewrote the results block of {}", file.display());
     }
-    ExitCode::SUCCESS
+    Ok(())
 }
 
 /// The command as a user types it from the workspace root.
@@ -272,6 +335,11 @@ mod tests {
         assert_eq!(a.quick, Some(false));
         assert_eq!(a.plot, Some(PathBuf::from("d")));
         assert_eq!(a.report, Some(PathBuf::from("r.md")));
+        assert_eq!(
+            p(&["--rows", "r.txt"]).unwrap().unwrap().rows,
+            Some(PathBuf::from("r.txt"))
+        );
+        assert!(p(&["--rows"]).is_err());
         assert!(p(&["--help"]).unwrap().is_none());
         assert!(p(&["--plot"]).is_err());
         assert!(p(&["--bogus"]).is_err());

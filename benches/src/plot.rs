@@ -48,9 +48,13 @@ fn colour(i: usize) -> RGBColor {
     COLOURS[i % COLOURS.len()]
 }
 
+/// Height of the band along each chart's bottom edge that names the run.
+const STAMP_BAND: u32 = 24;
+
 /// Writes every chart whose rows are present into `dir` (created if
-/// needed) and returns what was written.
-pub fn write_all(dir: &Path, rows: &[Row]) -> Res<Vec<Chart>> {
+/// needed) and returns what was written. `stamp` (the machine and date of
+/// the run that measured the rows) goes under every chart.
+pub fn write_all(dir: &Path, rows: &[Row], stamp: &str) -> Res<Vec<Chart>> {
     std::fs::create_dir_all(dir)?;
     let mut out = Vec::new();
     let mut add = |file: &str, title: &str, drawn: bool| {
@@ -64,22 +68,22 @@ pub fn write_all(dir: &Path, rows: &[Row]) -> Res<Vec<Chart>> {
     add(
         "pool.svg",
         "pool: time per sample, by pattern and variant",
-        pool(&dir.join("pool.svg"), rows)?,
+        pool(&dir.join("pool.svg"), rows, stamp)?,
     );
     add(
         "spsc.svg",
         "spsc: throughput and round trip",
-        spsc(&dir.join("spsc.svg"), rows)?,
+        spsc(&dir.join("spsc.svg"), rows, stamp)?,
     );
     add(
         "ipc.svg",
         "ipc: round-trip latency against payload size",
-        ipc(&dir.join("ipc.svg"), rows)?,
+        ipc(&dir.join("ipc.svg"), rows, stamp)?,
     );
     add(
         "batch.svg",
         "batch: pieces per second against pieces per call",
-        batch(&dir.join("batch.svg"), rows)?,
+        batch(&dir.join("batch.svg"), rows, stamp)?,
     );
     Ok(out)
 }
@@ -188,6 +192,25 @@ fn legend_box<'a, X: Ranged, Y: Ranged>(
     Ok(())
 }
 
+/// A white canvas of `size` for the chart at `path`, with `stamp` along its
+/// bottom edge: the canvas (to present) and the area above the stamp (to
+/// draw the chart on).
+fn canvas<'a>(path: &'a Path, size: (u32, u32), stamp: &str) -> Res<(Area<'a>, Area<'a>)> {
+    let root = SVGBackend::new(path, size).into_drawing_area();
+    root.fill(&WHITE)?;
+    let (body, band) = root.split_vertically(size.1.saturating_sub(STAMP_BAND));
+    let grey = BLACK.mix(0.7);
+    let style = TextStyle::from((FONT, 13).into_font())
+        .color(&grey)
+        .pos(Pos::new(HPos::Left, VPos::Center));
+    band.draw(&Text::new(
+        stamp.to_owned(),
+        (12, STAMP_BAND as i32 / 2),
+        style,
+    ))?;
+    Ok((root, body))
+}
+
 /// The frame of a line chart on `root`: its caption and axis label areas.
 fn line_chart<'a, 'b>(root: &'a Area<'b>, caption: &str) -> ChartBuilder<'a, 'b, SVGBackend<'b>> {
     let mut builder = ChartBuilder::on(root);
@@ -276,7 +299,7 @@ fn tick(v: f64) -> String {
 }
 
 /// Median time per sample of each pool variant, per pattern.
-fn pool(path: &Path, rows: &[Row]) -> Res<bool> {
+fn pool(path: &Path, rows: &[Row], stamp: &str) -> Res<bool> {
     let (mut g, unit) = groups(rows, "pool", "median", None);
     if g.is_empty() {
         return Ok(false);
@@ -290,8 +313,7 @@ fn pool(path: &Path, rows: &[Row]) -> Res<bool> {
             }
         }
     }
-    let root = SVGBackend::new(path, SIZE).into_drawing_area();
-    root.fill(&WHITE)?;
+    let (root, area) = canvas(path, SIZE, stamp)?;
     let y = if ms {
         "median time per sample (ms)"
     } else {
@@ -300,7 +322,7 @@ fn pool(path: &Path, rows: &[Row]) -> Res<bool> {
     // A log axis: the patterns' times differ tenfold, and on it equal
     // ratios look equal in every pattern.
     bars(
-        &root,
+        &area,
         "pool: time per sample, per pattern (lower is faster)",
         &g,
         y,
@@ -311,15 +333,14 @@ fn pool(path: &Path, rows: &[Row]) -> Res<bool> {
 }
 
 /// Throughput (element-wise, batches of 64) and round trip of each queue.
-fn spsc(path: &Path, rows: &[Row]) -> Res<bool> {
+fn spsc(path: &Path, rows: &[Row], stamp: &str) -> Res<bool> {
     let (rate, _) = groups(rows, "spsc", "median", Some(&["elementwise", "batch64"]));
     let (rt, _) = groups(rows, "spsc", "ns_per_round_trip", None);
     if rate.is_empty() && rt.is_empty() {
         return Ok(false);
     }
-    let root = SVGBackend::new(path, (SIZE.0 * 2, SIZE.1)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let (left, right) = root.split_horizontally(SIZE.0);
+    let (root, area) = canvas(path, (SIZE.0 * 2, SIZE.1), stamp)?;
+    let (left, right) = area.split_horizontally(SIZE.0);
     if !rate.is_empty() {
         bars(
             &left,
@@ -406,7 +427,7 @@ pub fn ipc_series(rows: &[Row]) -> Series {
 }
 
 /// Round-trip latency against payload size, log-log, one line per variant.
-fn ipc(path: &Path, rows: &[Row]) -> Res<bool> {
+fn ipc(path: &Path, rows: &[Row], stamp: &str) -> Res<bool> {
     let series = ipc_series(rows);
     if series.is_empty() {
         return Ok(false);
@@ -416,10 +437,9 @@ fn ipc(path: &Path, rows: &[Row]) -> Res<bool> {
     let (ymin, ymax) = ys.fold((f64::INFINITY, 0.0_f64), |(a, b), y| (a.min(y), b.max(y)));
     let lo = 10f64.powf((ymin * 0.9).log10().floor());
     let hi = 10f64.powf(ymax.log10().ceil());
-    let root = SVGBackend::new(path, SIZE).into_drawing_area();
-    root.fill(&WHITE)?;
+    let (root, area) = canvas(path, SIZE, stamp)?;
     let mut chart = line_chart(
-        &root,
+        &area,
         "ipc: round trip, one request in flight (log-log, lower is faster)",
     )
     .build_cartesian_2d(
@@ -482,7 +502,7 @@ pub fn batch_series(rows: &[Row]) -> (Series, String) {
 }
 
 /// Rate against ops per call, log-x, one line per method.
-fn batch(path: &Path, rows: &[Row]) -> Res<bool> {
+fn batch(path: &Path, rows: &[Row], stamp: &str) -> Res<bool> {
     let (series, unit) = batch_series(rows);
     if series.is_empty() {
         return Ok(false);
@@ -492,10 +512,9 @@ fn batch(path: &Path, rows: &[Row]) -> Res<bool> {
         .iter()
         .flat_map(|(_, v)| v.iter().map(|p| p.1))
         .fold(0.0_f64, f64::max);
-    let root = SVGBackend::new(path, SIZE).into_drawing_area();
-    root.fill(&WHITE)?;
+    let (root, area) = canvas(path, SIZE, stamp)?;
     let mut chart = line_chart(
-        &root,
+        &area,
         "batch: another process's memory, pieces per call (higher is faster)",
     )
     .build_cartesian_2d(
@@ -652,17 +671,23 @@ mod tests {
                 "ns",
             ),
         ];
-        let charts = write_all(&dir, &rows).unwrap();
+        let stamp = "run: AMD EPYC, 2 logical CPUs, 2026-11-27 10:32 UTC";
+        let charts = write_all(&dir, &rows, stamp).unwrap();
         let files: Vec<&str> = charts.iter().map(|c| c.file.as_str()).collect();
         assert_eq!(files, ["pool.svg", "spsc.svg"]);
+        for file in files {
+            let svg = std::fs::read_to_string(dir.join(file)).unwrap();
+            assert!(svg.contains(stamp), "{file} names its run");
+        }
         rows.push(Row::new("ipc", "4B.uring.median", 0.4, "us"));
         rows.push(Row::new("ipc", "4MiB.uring.median", 700.0, "us"));
-        let charts = write_all(&dir, &rows).unwrap();
+        let charts = write_all(&dir, &rows, stamp).unwrap();
         assert!(charts.iter().any(|c| c.file == "ipc.svg"));
         let svg = std::fs::read_to_string(dir.join("ipc.svg")).unwrap();
         assert!(svg.contains("<svg"));
         assert!(svg.contains("4 MiB"), "size labels on the x axis");
         assert!(svg.contains("uring"), "a legend entry per variant");
+        assert!(svg.contains(stamp), "the ipc chart names its run");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

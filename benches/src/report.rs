@@ -7,6 +7,7 @@
 //! to it is its `t_vs_<anchor>` / `rate_vs_<anchor>` row.
 
 use crate::harness::{Row, num};
+use crate::stamp::Stamp;
 use crate::targets::{self, Outcome, Status};
 use std::fmt::Write as _;
 
@@ -90,6 +91,19 @@ pub fn tables(suite: &str, rows: &[Row]) -> Vec<Table> {
     out
 }
 
+/// How a value that is not a number reads: a suite writes `NaN` in the
+/// place of a figure it could not measure, with the reason on stderr.
+const NOT_MEASURED: &str = "not measured";
+
+/// A median with its unit, or [`NOT_MEASURED`].
+fn figure(v: f64, unit: &str) -> String {
+    if v.is_finite() {
+        format!("{} {unit}", num(v))
+    } else {
+        NOT_MEASURED.to_owned()
+    }
+}
+
 fn ratio_header(ratio: &Option<String>) -> String {
     match ratio {
         Some(r) if r.starts_with("t_vs_") => format!("time / {}", &r[5..]),
@@ -102,7 +116,9 @@ fn others_text(l: &Line) -> String {
     l.others
         .iter()
         .map(|(m, v, u)| {
-            if u == "x" {
+            if !v.is_finite() {
+                format!("{m} {NOT_MEASURED}")
+            } else if u == "x" {
                 format!("{m} {}x", num(*v))
             } else if u == "fraction" {
                 format!("{m} {}", num(*v))
@@ -123,6 +139,7 @@ fn vs_text(t: &Table, l: &Line) -> String {
     });
     match l.vs_anchor {
         Some(_) if is_anchor => "anchor".to_owned(),
+        Some(v) if !v.is_finite() => NOT_MEASURED.to_owned(),
         Some(v) => format!("{}x", num(v)),
         None => String::new(),
     }
@@ -185,7 +202,7 @@ pub fn summary(suite: &str, rows: &[Row]) -> String {
                 format!("{mark}{}", l.variant),
                 l.median
                     .as_ref()
-                    .map(|(v, u)| format!("{} {u}", num(*v)))
+                    .map(|(v, u)| figure(*v, u))
                     .unwrap_or_default(),
                 vs_text(&t, l),
                 others_text(l),
@@ -206,7 +223,7 @@ pub fn summary(suite: &str, rows: &[Row]) -> String {
                         .map(|v| format!("{}x", num(v)))
                         .unwrap_or_else(|| "-".into()),
                     o.target.threshold_text(),
-                    o.from.clone().unwrap_or_default(),
+                    o.detail(false),
                 ]
             })
             .collect();
@@ -249,6 +266,9 @@ pub struct RunInfo {
     pub from: Option<String>,
     /// Suites the run skipped because this build lacks them.
     pub missing: Vec<String>,
+    /// The measuring run's machine and date: this run's, or the one the
+    /// rows read by `--from` carry (none if they carry none).
+    pub stamp: Option<Stamp>,
 }
 
 /// A warning when the load average (before or after) reached half the
@@ -292,6 +312,29 @@ pub fn markdown(
     let _ = writeln!(o);
     let _ = writeln!(o, "```sh\n{}\n```", info.command);
     let _ = writeln!(o);
+    run_lines(&mut o, info);
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "Ratios are medians of paired per-round ratios (see Method); medians of \
+         time or rate are for scale. Rows marked **bold** are this workspace's crates."
+    );
+
+    target_lines(&mut o, info, suites, rows);
+    if !charts.is_empty() {
+        let _ = writeln!(o, "\n### Charts\n");
+        for (link, title) in charts {
+            let _ = writeln!(o, "![{title}]({link})\n");
+        }
+    }
+
+    table_lines(&mut o, suites, rows);
+    let _ = writeln!(o, "{END}");
+    o
+}
+
+/// What the block says about the run: when, where, at what load.
+fn run_lines(o: &mut String, info: &RunInfo) {
     let total: f64 = info.suite_secs.iter().map(|s| s.1).sum();
     if let Some(from) = &info.from {
         // The rows were measured earlier; only what they carry is known.
@@ -300,12 +343,26 @@ pub fn markdown(
             "- rows read from `{from}`, written {} at commit `{}`;",
             info.started, info.commit
         );
-        let _ = writeln!(
-            o,
-            "- machine, load and timing of the measuring run: not recorded in the rows."
-        );
+        let _ = match &info.stamp {
+            Some(stamp) => writeln!(
+                o,
+                "- measured by a run stamped `{}` (from the rows); its load and timing: not recorded in the rows.",
+                stamp.line()
+            ),
+            None => writeln!(
+                o,
+                "- machine, load and timing of the measuring run: not recorded in the rows."
+            ),
+        };
     } else {
         let _ = writeln!(o, "- started {} at commit `{}`;", info.started, info.commit);
+        if let Some(stamp) = &info.stamp {
+            let _ = writeln!(
+                o,
+                "- run stamp `{}`, as every chart's caption gives it;",
+                stamp.line()
+            );
+        }
         let _ = writeln!(o, "- machine: {};", info.machine);
         let _ = writeln!(
             o,
@@ -329,13 +386,10 @@ pub fn markdown(
             info.missing.join(", ")
         );
     }
-    let _ = writeln!(o);
-    let _ = writeln!(
-        o,
-        "Ratios are medians of paired per-round ratios (see Method); medians of \
-         time or rate are for scale. Rows marked **bold** are this workspace's crates."
-    );
+}
 
+/// The targets of `suites`, one table row each.
+fn target_lines(o: &mut String, info: &RunInfo, suites: &[&str], rows: &[Row]) {
     let all: Vec<Outcome> = suites
         .iter()
         .flat_map(|s| targets::check_suite(s, rows))
@@ -345,7 +399,13 @@ pub fn markdown(
         let _ = writeln!(o, "\n### Targets\n");
         let _ = writeln!(
             o,
-            "{met} met, {missed} missed, {nm} not measured. A target whose row is absent is not measured, never met.\n"
+            "{met} met, {missed} missed, {nm} not measured. A target whose row is absent is not measured, never met.{}\n",
+            if info.mode == "quick" {
+                " Quick mode: a few rounds of small samples, so these verdicts are indicative only; \
+                 `--full` gives the ones to quote."
+            } else {
+                ""
+            }
         );
         let _ = writeln!(
             o,
@@ -365,10 +425,7 @@ pub fn markdown(
                     .threshold_text()
                     .replace("<=", "≤")
                     .replace(">=", "≥"),
-                x.from
-                    .as_deref()
-                    .map(|f| format!("`{f}`"))
-                    .unwrap_or_default(),
+                md_escape(&x.detail(true)),
                 match x.status {
                     Status::Met => "met",
                     Status::Missed => "**missed**",
@@ -377,14 +434,10 @@ pub fn markdown(
             );
         }
     }
+}
 
-    if !charts.is_empty() {
-        let _ = writeln!(o, "\n### Charts\n");
-        for (link, title) in charts {
-            let _ = writeln!(o, "![{title}]({link})\n");
-        }
-    }
-
+/// One table per test of each suite.
+fn table_lines(o: &mut String, suites: &[&str], rows: &[Row]) {
     for suite in suites {
         let ts = tables(suite, rows);
         if ts.is_empty() {
@@ -410,7 +463,7 @@ pub fn markdown(
                     "| {name} | {} | {} | {} |",
                     l.median
                         .as_ref()
-                        .map(|(v, u)| format!("{} {u}", num(*v)))
+                        .map(|(v, u)| figure(*v, u))
                         .unwrap_or_default(),
                     vs_text(&t, l),
                     md_escape(&others_text(l)),
@@ -419,8 +472,6 @@ pub fn markdown(
             let _ = writeln!(o);
         }
     }
-    let _ = writeln!(o, "{END}");
-    o
 }
 
 /// Replaces the block between [`BEGIN`] and [`END`] in `doc` with `block`
@@ -446,12 +497,7 @@ pub fn splice(doc: &str, block: &str) -> Result<String, String> {
 /// can be read.
 pub fn machine() -> String {
     let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
-    let cpu = read("/proc/cpuinfo")
-        .lines()
-        .find(|l| l.starts_with("model name"))
-        .and_then(|l| l.split(':').nth(1))
-        .map(|s| s.trim().to_owned())
-        .unwrap_or_else(|| "unknown CPU".into());
+    let cpu = crate::stamp::cpu_model();
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     let mem = read("/proc/meminfo")
         .lines()
@@ -504,7 +550,8 @@ pub fn now_utc() -> String {
     utc(secs)
 }
 
-fn utc(secs: u64) -> String {
+/// `secs` since the Unix epoch as `YYYY-MM-DD HH:MM UTC`.
+pub fn utc(secs: u64) -> String {
     let days = (secs / 86_400) as i64;
     let rem = secs % 86_400;
     // Days to civil date (Howard Hinnant's algorithm).
@@ -642,6 +689,31 @@ mod tests {
         assert!(!saved.contains("load average (1 min)"));
         assert!(!saved.contains("machine was busy"));
         assert!(md.contains("| **uring_queue** | 568.8 Mops/s | 1.127x |"));
+        assert!(!md.contains("indicative"), "a full run's verdicts stand");
+        // The run stamp: the line every chart's caption carries, from this
+        // run or from the rows read.
+        let stamp = Stamp {
+            cpu: "AMD EPYC".into(),
+            cpus: 2,
+            started: 1_700_000_000,
+            full: Some(false),
+        };
+        let stamped = RunInfo {
+            stamp: Some(stamp.clone()),
+            mode: "quick".into(),
+            ..info.clone()
+        };
+        let smd = markdown(&stamped, &["spsc"], &sample(), &[]);
+        assert!(smd.contains("run stamp `AMD EPYC, 2 logical CPUs, 2023-11-14 22:13 UTC`"));
+        assert!(smd.contains("indicative only"), "quick verdicts are marked");
+        let from_stamped = RunInfo {
+            from: Some("rows.txt".into()),
+            ..stamped
+        };
+        let fmd = markdown(&from_stamped, &["spsc"], &sample(), &[]);
+        assert!(fmd.contains(
+            "measured by a run stamped `AMD EPYC, 2 logical CPUs, 2023-11-14 22:13 UTC`"
+        ));
         assert!(md.contains("![spsc](img/spsc.svg)"));
         assert!(md.contains("Not in this build, so not run: ipc."));
     }

@@ -42,7 +42,17 @@ pub struct Target {
     pub threshold: f64,
     /// A short label for the summary.
     pub label: &'static str,
+    /// What a run must do beyond running the suite to measure it (a cargo
+    /// feature, say): shown while the target is not measured.
+    pub needs: Option<&'static str>,
+    /// Rows (patterns) shown beside the verdict for context, such as the
+    /// tail latencies behind a median.
+    pub also: &'static [&'static str],
 }
+
+/// What measures the iceoryx2 targets: the feature that builds the anchor.
+const ICEORYX2: &str =
+    "`--features iceoryx2` (cargo run --release -p benches --features iceoryx2 -- ipc)";
 
 /// Every target, grouped by suite in the order the suites run.
 pub const TARGETS: &[Target] = &[
@@ -53,6 +63,8 @@ pub const TARGETS: &[Target] = &[
         cmp: Cmp::AtMost,
         threshold: 0.30,
         label: "single thread: time vs buffer_sv2",
+        needs: None,
+        also: &[],
     },
     Target {
         suite: "pool",
@@ -60,6 +72,8 @@ pub const TARGETS: &[Target] = &[
         cmp: Cmp::AtMost,
         threshold: 1.0,
         label: "single thread: no slower than a Vec per message",
+        needs: None,
+        also: &[],
     },
     // The floor of the first target: one reused array that hands nothing
     // out. Against buffer_sv2 the floor itself moves with how the compiler
@@ -70,6 +84,8 @@ pub const TARGETS: &[Target] = &[
         cmp: Cmp::AtMost,
         threshold: 1.25,
         label: "single thread: time vs one reused array (the floor)",
+        needs: None,
+        also: &[],
     },
     Target {
         suite: "pool",
@@ -77,6 +93,8 @@ pub const TARGETS: &[Target] = &[
         cmp: Cmp::AtMost,
         threshold: 0.5,
         label: "held 10 us on another thread: time vs buffer_sv2",
+        needs: None,
+        also: &[],
     },
     Target {
         suite: "pool",
@@ -86,6 +104,8 @@ pub const TARGETS: &[Target] = &[
         cmp: Cmp::AtMost,
         threshold: 0.5,
         label: "held 1 ms, 64-slot map: time vs BufferFromSystemMemory",
+        needs: None,
+        also: &[],
     },
     // spsc: u64 values between two threads.
     Target {
@@ -94,6 +114,8 @@ pub const TARGETS: &[Target] = &[
         cmp: Cmp::AtLeast,
         threshold: 0.9,
         label: "element-wise, exact release: rate vs rtrb",
+        needs: None,
+        also: &[],
     },
     Target {
         suite: "spsc",
@@ -101,6 +123,8 @@ pub const TARGETS: &[Target] = &[
         cmp: Cmp::AtLeast,
         threshold: 1.1,
         label: "element-wise, deferred release (K = 32): rate vs rtrb",
+        needs: None,
+        also: &[],
     },
     Target {
         suite: "spsc",
@@ -108,6 +132,8 @@ pub const TARGETS: &[Target] = &[
         cmp: Cmp::AtLeast,
         threshold: 1.0,
         label: "batches of 64: rate vs rtrb",
+        needs: None,
+        also: &[],
     },
     Target {
         suite: "spsc",
@@ -115,6 +141,8 @@ pub const TARGETS: &[Target] = &[
         cmp: Cmp::AtMost,
         threshold: 1.0,
         label: "ping-pong round trip: time vs rtrb",
+        needs: None,
+        also: &[],
     },
     // ipc: request/response between two processes.
     Target {
@@ -123,6 +151,8 @@ pub const TARGETS: &[Target] = &[
         cmp: Cmp::AtMost,
         threshold: 0.1,
         label: "4 B round trip: time vs UnixStream",
+        needs: None,
+        also: &[],
     },
     Target {
         suite: "ipc",
@@ -133,6 +163,35 @@ pub const TARGETS: &[Target] = &[
         cmp: Cmp::AtMost,
         threshold: 2.0,
         label: "4 MiB round trip: time vs a memcpy each way",
+        needs: None,
+        also: &[],
+    },
+    Target {
+        suite: "ipc",
+        sources: &[Source::Row("4B.uring_queue.t_vs_iceoryx2")],
+        cmp: Cmp::AtMost,
+        threshold: 1.0,
+        label: "4 B round trip: time vs iceoryx2",
+        needs: Some(ICEORYX2),
+        also: &["4B.uring_queue.median", "4B.iceoryx2.median"],
+    },
+    Target {
+        suite: "ipc",
+        sources: &[Source::Row("4KiB.uring_queue.t_vs_iceoryx2")],
+        cmp: Cmp::AtMost,
+        threshold: 1.0,
+        label: "4 KiB round trip: time vs iceoryx2",
+        needs: Some(ICEORYX2),
+        also: &["4KiB.uring_queue.median", "4KiB.iceoryx2.median"],
+    },
+    Target {
+        suite: "ipc",
+        sources: &[Source::Row("loaded.4B.uring_queue.t_vs_unix")],
+        cmp: Cmp::AtMost,
+        threshold: 1.0,
+        label: "4 B beside two CPU-bound threads: median vs UnixStream",
+        needs: None,
+        also: &["loaded.4B.uring_queue.p99_us", "loaded.4B.unix.p99_us"],
     },
     // batch: seed 000's table, system calls, seed 002.
     Target {
@@ -141,6 +200,8 @@ pub const TARGETS: &[Target] = &[
         cmp: Cmp::AtLeast,
         threshold: 0.8,
         label: "batch API, fresh ops: rate vs the same ops by hand",
+        needs: None,
+        also: &[],
     },
     Target {
         suite: "batch",
@@ -150,6 +211,8 @@ pub const TARGETS: &[Target] = &[
         cmp: Cmp::AtLeast,
         threshold: 0.5,
         label: "batch API, reused ops: rate vs the same ops by hand",
+        needs: None,
+        also: &[],
     },
     Target {
         suite: "batch",
@@ -157,6 +220,8 @@ pub const TARGETS: &[Target] = &[
         cmp: Cmp::AtLeast,
         threshold: 0.15,
         label: "auto-batching async reader: rate vs a bare call",
+        needs: None,
+        also: &[],
     },
     Target {
         suite: "batch",
@@ -170,6 +235,8 @@ pub const TARGETS: &[Target] = &[
         cmp: Cmp::AtLeast,
         threshold: 3.0,
         label: "auto-batching async reader: rate vs one async channel",
+        needs: None,
+        also: &[],
     },
     Target {
         suite: "batch",
@@ -177,6 +244,8 @@ pub const TARGETS: &[Target] = &[
         cmp: Cmp::AtLeast,
         threshold: 0.95,
         label: "64 scattered pieces: rate vs the raw batched call",
+        needs: None,
+        also: &[],
     },
     Target {
         suite: "batch",
@@ -184,6 +253,8 @@ pub const TARGETS: &[Target] = &[
         cmp: Cmp::AtLeast,
         threshold: 5.0,
         label: "adjacent fields, coalesced: rate vs one call per piece",
+        needs: None,
+        also: &[],
     },
     Target {
         suite: "batch",
@@ -191,6 +262,8 @@ pub const TARGETS: &[Target] = &[
         cmp: Cmp::AtMost,
         threshold: 1.10,
         label: "4 KiB reads of a cached file: time vs one 1 MiB read",
+        needs: None,
+        also: &[],
     },
 ];
 
@@ -231,6 +304,32 @@ pub struct Outcome {
     pub from: Option<String>,
     /// The verdict.
     pub status: Status,
+    /// The target's `also` rows that the run has, for context.
+    pub context: Vec<Row>,
+}
+
+impl Outcome {
+    /// What the summary and the report print beside the verdict: the row it
+    /// came from and the context rows, or, when not measured, what would
+    /// measure it. With `code`, row names are in backticks (Markdown).
+    pub fn detail(&self, code: bool) -> String {
+        let name = |n: &str| if code { format!("`{n}`") } else { n.to_owned() };
+        let mut parts: Vec<String> = self.from.iter().map(|f| name(f)).collect();
+        parts.extend(self.context.iter().map(|r| {
+            format!(
+                "{} {} {}",
+                name(&r.name),
+                crate::harness::num(r.value),
+                r.unit
+            )
+        }));
+        if self.status == Status::NotMeasured {
+            if let Some(needs) = self.target.needs {
+                parts.push(format!("measured with {needs}"));
+            }
+        }
+        parts.join("; ")
+    }
 }
 
 impl Target {
@@ -256,6 +355,13 @@ impl Target {
                 Some((a.value / b.value, format!("{} / {}", a.name, b.name)))
             }
         });
+        let context: Vec<Row> = self
+            .also
+            .iter()
+            .filter_map(|p| find(p))
+            .filter(|r| r.value.is_finite())
+            .cloned()
+            .collect();
         match resolved {
             Some((v, from)) if v.is_finite() => {
                 let met = match self.cmp {
@@ -267,6 +373,7 @@ impl Target {
                     value: Some(v),
                     from: Some(from),
                     status: if met { Status::Met } else { Status::Missed },
+                    context,
                 }
             }
             _ => Outcome {
@@ -274,6 +381,7 @@ impl Target {
                 value: None,
                 from: None,
                 status: Status::NotMeasured,
+                context,
             },
         }
     }
@@ -474,6 +582,36 @@ mod tests {
         let mut with_row = rows.to_vec();
         with_row.push(row("batch", "seed.auto_reader.rate_vs_channel_async", 2.9));
         assert_eq!(chan.check(&with_row).status, Status::Missed);
+    }
+
+    #[test]
+    fn a_target_says_what_measures_it_and_shows_its_context() {
+        let ice = target("4 B round trip: time vs iceoryx2");
+        // A build without the feature writes NaN in the row's place.
+        let o = ice.check(&[
+            row("ipc", "4B.uring_queue.t_vs_iceoryx2", f64::NAN),
+            Row::new("ipc", "4B.uring_queue.median", 0.6, "us"),
+        ]);
+        assert_eq!(o.status, Status::NotMeasured);
+        let d = o.detail(false);
+        assert!(d.contains("--features iceoryx2"), "{d}");
+        assert!(d.contains("4B.uring_queue.median 0.6000 us"), "{d}");
+        let loaded = target("4 B beside two CPU-bound threads: median vs UnixStream");
+        let o = loaded.check(&[
+            row("ipc", "loaded.4B.uring_queue.t_vs_unix", 3.0),
+            Row::new("ipc", "loaded.4B.uring_queue.p99_us", 900.0, "us"),
+            Row::new("ipc", "loaded.4B.unix.p99_us", 80.0, "us"),
+        ]);
+        assert_eq!(o.status, Status::Missed);
+        assert_eq!(
+            o.detail(true),
+            "`loaded.4B.uring_queue.t_vs_unix`; `loaded.4B.uring_queue.p99_us` 900.0 us; \
+             `loaded.4B.unix.p99_us` 80.000 us"
+        );
+        // The 4 B target against unix does not read the loaded row.
+        let plain = target("4 B round trip: time vs UnixStream");
+        let o = plain.check(&[row("ipc", "loaded.4B.uring_queue.t_vs_unix", 0.05)]);
+        assert_eq!(o.status, Status::NotMeasured);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 #![allow(clippy::std_instead_of_core, reason = "a std-only test")]
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::process::{Command, Output, Stdio};
@@ -158,4 +158,69 @@ fn a_wrong_byte_stops_the_uring_server_with_its_offset() {
             && msg.contains("differs at byte"),
         "{msg}"
     );
+}
+
+#[test]
+fn the_load_runs_until_its_client_hangs_up() {
+    let out = serve("load", std::process::id(), |s| {
+        let mut running = [0_u8];
+        (&*s).read_exact(&mut running).unwrap();
+        assert_eq!(running, [1], "the load says when its threads run");
+    });
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+/// The iceoryx2 server, over services this process creates as the suite's
+/// client does (`compare-ipc/<client pid>/lane<i>`, lane 0 for 4 B bodies).
+#[cfg(feature = "iceoryx2")]
+mod iceoryx2_server {
+    use super::*;
+    use iceoryx2::prelude::*;
+
+    #[test]
+    fn a_wrong_byte_stops_the_iceoryx2_server_with_its_offset() {
+        set_log_level(LogLevel::Error);
+        let node = NodeBuilder::new()
+            .signal_handling_mode(SignalHandlingMode::Disabled)
+            .create::<ipc::Service>()
+            .unwrap();
+        let name = format!("compare-ipc/{}/lane0", std::process::id());
+        let service = node
+            .service_builder(&ServiceName::new(&name).unwrap())
+            .request_response::<[u8], [u8]>()
+            .request_user_header::<i32>()
+            .response_user_header::<i32>()
+            .create()
+            .unwrap();
+        let client = service
+            .client_builder()
+            .initial_max_slice_len(4)
+            .create()
+            .unwrap();
+        let out = serve("iceoryx2", std::process::id(), |s| {
+            let mut opened = [0_u8];
+            (&*s).read_exact(&mut opened).unwrap();
+            assert_eq!(opened[0] & 1, 1, "lane 0 opened");
+            // Wake lane 0; the server answers when it polls.
+            (&*s).write_all(&[0]).unwrap();
+            (&*s).read_exact(&mut opened).unwrap();
+            let mut request = client
+                .loan_slice_uninit(4)
+                .unwrap()
+                .write_from_slice(&[0; 4]);
+            *request.user_header_mut() = 4;
+            let pending = request.send().unwrap();
+            assert_eq!(pending.number_of_server_connections(), 1);
+            // The server stops without answering: its end of the socket
+            // closes.
+            assert_eq!((&*s).read(&mut opened).unwrap(), 0);
+        });
+        let msg = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{msg}");
+        assert!(
+            msg.contains("ipc iceoryx2 server: request body of 4 bytes")
+                && msg.contains("differs at byte"),
+            "{msg}"
+        );
+    }
 }

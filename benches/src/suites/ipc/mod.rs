@@ -13,9 +13,16 @@
 //! - `uring_queue`, `uring_queue_async`: this workspace's
 //!   `uring_queue::uring` pair over a memfd, driven by its blocking and by
 //!   its async calls (see [`uring`]);
+//! - `iceoryx2`: iceoryx2 0.10 request/response, busy polling on both sides
+//!   (see [`iceoryx`]); built only with the `iceoryx2` feature, and its rows
+//!   read `NaN` (not measured) without it;
 //! - `memcpy`: no transport, one copy of the body each way in this process
 //!   (the yardstick of the 4 MiB target);
 //! - `memcpy_checked`: the same plus the two checks (the floor of the work).
+//!
+//! A variant that cannot do a size or a depth ([`Transport::unsupported`])
+//! sits those rounds out; its rows for that test are `NaN` and stderr says
+//! why.
 //!
 //! Each size is measured with one request in flight (round-trip latency) and
 //! with 64 in flight (64 requests written, then their 64 replies read; the
@@ -31,12 +38,21 @@
 //!   its time to `unix`'s;
 //! - `<test>.<variant>.t_vs_memcpy2`: the same against `memcpy`;
 //! - `<test>.uring_queue*.t_vs_memcpy_checked`: the crate's variants against
-//!   `memcpy_checked`, the floor of the work.
+//!   `memcpy_checked`, the floor of the work;
+//! - `<test>.uring_queue.t_vs_iceoryx2`: the blocking calls against iceoryx2
+//!   (see [`PAIRED`]).
+//!
+//! Then `loaded.4B`: the 4 B pair of `unix` and `uring_queue` with two
+//! CPU-bound threads running beside it (see [`loaded`]).
 //!
 //! A new transport needs a client implementing [`Transport`] (it owns or
 //! borrows its [`peer::Peer`]), a server function registered under its role
-//! in [`peer_main`], and an entry in the variant list of [`run`].
+//! in [`peer_main`], and an entry in the variant list of [`run`] (and in the
+//! list given to [`loaded::measure`] for the rows under load).
 
+#[cfg(feature = "iceoryx2")]
+mod iceoryx;
+mod loaded;
 mod memcpy;
 mod peer;
 mod tokio_unix;
@@ -45,6 +61,7 @@ mod uring;
 mod wire;
 
 use crate::harness::{Compare, Ctx, paired_median, row};
+use crate::targets::matches;
 use std::cell::RefCell;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -56,6 +73,29 @@ pub trait Transport {
     /// (`depth` requests go out before the first of their replies is
     /// awaited), checks every reply, and returns the time it took.
     fn exchange(&mut self, len: usize, count: usize, depth: usize) -> Result<Duration, IpcError>;
+
+    /// Why this variant cannot send `len`-byte bodies `depth` at a time, if
+    /// it cannot: the suite then writes its rows as not measured (`NaN`)
+    /// and prints the reason.
+    fn unsupported(&self, _len: usize, _depth: usize) -> Option<String> {
+        None
+    }
+}
+
+/// A variant this build cannot measure, with the reason.
+#[cfg(not(feature = "iceoryx2"))]
+#[derive(Debug)]
+pub struct NotBuilt(pub &'static str);
+
+#[cfg(not(feature = "iceoryx2"))]
+impl Transport for NotBuilt {
+    fn exchange(&mut self, _: usize, _: usize, _: usize) -> Result<Duration, IpcError> {
+        Err(IpcError::Transport(self.0.to_owned()))
+    }
+
+    fn unsupported(&self, _: usize, _: usize) -> Option<String> {
+        Some(self.0.to_owned())
+    }
 }
 
 /// In a server process, serves and returns the exit code; `None` in the
@@ -65,6 +105,9 @@ pub fn peer_main() -> Option<ExitCode> {
         ("unix", unix::serve),
         ("tokio", tokio_unix::serve),
         ("uring_queue", uring::serve),
+        (loaded::ROLE, loaded::serve),
+        #[cfg(feature = "iceoryx2")]
+        ("iceoryx2", iceoryx::serve),
     ])
 }
 
@@ -87,6 +130,40 @@ const ANCHOR: &str = "unix";
 const MEMCPY: &str = "memcpy";
 /// The floor of the whole work: the copies and the checks.
 const MEMCPY_CHECKED: &str = "memcpy_checked";
+/// The zero-copy anchor (feature `iceoryx2`).
+const ICEORYX2: &str = "iceoryx2";
+
+/// Paired ratios beside `t_vs_unix`: variants matching the pattern against
+/// the named variant, in the same rounds, as rows `<test>.<variant>.<metric>`.
+/// Where the other variant could not be measured the row is `NaN`.
+const PAIRED: &[(&str, &str, &str)] = &[
+    // Every variant against one copy each way (the 4 MiB target).
+    ("*", MEMCPY, "t_vs_memcpy2"),
+    // The crate against the floor of the whole work (copies and checks,
+    // one after the other on one core).
+    ("uring_queue*", MEMCPY_CHECKED, "t_vs_memcpy_checked"),
+    // The blocking calls against the zero-copy anchor.
+    ("uring_queue", ICEORYX2, "t_vs_iceoryx2"),
+];
+
+/// The iceoryx2 anchor, or what stands in for it in a build without it.
+#[cfg(feature = "iceoryx2")]
+fn iceoryx2<'p>(
+    patterns: &'p Patterns,
+    cpu: Option<usize>,
+    deep_max: usize,
+) -> iceoryx::Client<'p> {
+    started(ICEORYX2, iceoryx::Client::spawn(patterns, cpu, deep_max))
+}
+
+/// The iceoryx2 anchor, or what stands in for it in a build without it.
+#[cfg(not(feature = "iceoryx2"))]
+fn iceoryx2(_: &Patterns, _: Option<usize>, _: usize) -> NotBuilt {
+    NotBuilt(
+        "built without the `iceoryx2` feature \
+         (cargo run --release -p benches --features iceoryx2 -- ipc)",
+    )
+}
 
 /// Requests per sample: as many as take the anchor about `target` (it is
 /// timed on a few batches first), within `[min, max]`, rounded up to whole
@@ -141,12 +218,14 @@ pub fn run(ctx: &Ctx) {
     let mut uring_queue_async = uring::Async::new(&connection);
     let mut memcpy = memcpy::Floor::new(&patterns, false);
     let mut memcpy_checked = memcpy::Floor::new(&patterns, true);
+    let mut iceoryx2 = iceoryx2(&patterns, cpu, deep_max);
     {
         let mut variants: Vec<(&'static str, &mut dyn Transport)> = vec![
             (ANCHOR, &mut unix),
             ("tokio", &mut tokio),
             ("uring_queue", &mut uring_queue),
             ("uring_queue_async", &mut uring_queue_async),
+            (ICEORYX2, &mut iceoryx2),
             (MEMCPY, &mut memcpy),
             (MEMCPY_CHECKED, &mut memcpy_checked),
         ];
@@ -159,12 +238,20 @@ pub fn run(ctx: &Ctx) {
             }
         }
     }
+    // The same 4 B pair beside two CPU-bound threads; a reactor-driven
+    // client goes in this list too.
+    loaded::measure(
+        ctx,
+        &mut [(ANCHOR, &mut unix), ("uring_queue", &mut uring_queue)],
+    );
     let finish = |name: &str, r: Result<(), IpcError>| {
         r.unwrap_or_else(|e| panic!("ipc: shutting down the {name} server: {e}"))
     };
     finish("unix", unix.finish());
     finish("tokio", tokio.finish());
     finish("uring_queue", connection.finish());
+    #[cfg(feature = "iceoryx2")]
+    finish(ICEORYX2, iceoryx2.finish());
 }
 
 fn started<T>(name: &str, client: Result<T, IpcError>) -> T {
@@ -183,11 +270,18 @@ fn measure(
         .find(|(name, _)| *name == ANCHOR)
         .expect("the anchor is a variant");
     let count = requests_per_sample(ctx, &mut *anchor.1, len, depth);
-    // Every sample's time, to pair rounds against `memcpy` as the harness
-    // pairs them against the anchor.
-    let log: Vec<RefCell<Vec<Duration>>> = variants.iter().map(|_| RefCell::default()).collect();
+    // Variants that cannot do this size or depth stay out of the rounds;
+    // their rows say "not measured" and stderr says why.
+    let (mut able, unable): (Vec<_>, Vec<_>) = variants
+        .iter_mut()
+        .map(|(name, t)| (*name, t.unsupported(len, depth), t))
+        .partition(|(_, why, _)| why.is_none());
+    let names: Vec<&'static str> = able.iter().map(|v| v.0).collect();
+    // Every sample's time, to pair rounds against other variants as the
+    // harness pairs them against the anchor.
+    let log: Vec<RefCell<Vec<Duration>>> = able.iter().map(|_| RefCell::default()).collect();
     let mut c = Compare::new("ipc", test, ANCHOR);
-    for ((name, transport), log) in variants.iter_mut().zip(&log) {
+    for ((name, _, transport), log) in able.iter_mut().zip(&log) {
         let name = *name;
         c.variant(name, move || {
             let t = transport
@@ -199,38 +293,64 @@ fn measure(
     }
     let results = c.run(ctx.rounds(21, 3));
     drop(c);
-    let names: Vec<&str> = variants.iter().map(|(n, _)| *n).collect();
     // The first sample of each variant is the harness's warm-up.
     let times: Vec<Vec<Duration>> = log
         .into_iter()
         .map(|l| l.into_inner().split_off(1))
         .collect();
-    let floor = names.iter().position(|n| *n == MEMCPY);
-    let checked = names.iter().position(|n| *n == MEMCPY_CHECKED);
+    let unable: Vec<(&str, String)> = unable
+        .into_iter()
+        .map(|(n, why, _)| (n, why.unwrap_or_default()))
+        .collect();
+    emit(test, count, &names, &times, &results, &unable);
+}
+
+/// Writes one test's rows and its table on stderr.
+fn emit(
+    test: &str,
+    count: usize,
+    names: &[&str],
+    times: &[Vec<Duration>],
+    results: &crate::harness::Results,
+    unable: &[(&str, String)],
+) {
     eprintln!(
         "  {:<18} {:>12} {:>10} {:>12}   ({count} requests per sample)",
         "variant", "per request", "t/unix", "t/memcpy2"
     );
+    let index = |n: &str| names.iter().position(|m| *m == n);
     for (i, name) in names.iter().enumerate() {
         let us = results.median(name).as_secs_f64() * 1e6 / count as f64;
         let vs_unix = results.ratio(name);
         row("ipc", &format!("{test}.{name}.median"), us, "us");
         row("ipc", &format!("{test}.{name}.t_vs_{ANCHOR}"), vs_unix, "x");
-        let vs_floor = floor
+        for &(pattern, other, metric) in PAIRED {
+            if !matches(pattern, name) || *name == other {
+                continue;
+            }
+            let r = match index(other) {
+                Some(j) => paired_median(&times[i], &times[j]),
+                None if unable.iter().any(|(n, _)| *n == other) => f64::NAN,
+                None => continue,
+            };
+            row("ipc", &format!("{test}.{name}.{metric}"), r, "x");
+        }
+        let vs_floor = index(MEMCPY)
             .filter(|&f| f != i)
             .map(|f| paired_median(&times[i], &times[f]));
-        if let Some(r) = vs_floor {
-            row("ipc", &format!("{test}.{name}.t_vs_memcpy2"), r, "x");
-        }
-        // The crate against the floor of the whole work (copies and
-        // checks, one after the other on one core).
-        if let Some(f) = checked.filter(|_| name.starts_with("uring_queue")) {
-            let r = paired_median(&times[i], &times[f]);
-            row("ipc", &format!("{test}.{name}.t_vs_memcpy_checked"), r, "x");
-        }
         eprintln!(
             "  {name:<18} {us:>9.3} us {vs_unix:>9.3}x {:>11}",
             vs_floor.map_or(String::new(), |r| format!("{r:.3}x"))
         );
+    }
+    for (name, why) in unable {
+        row("ipc", &format!("{test}.{name}.median"), f64::NAN, "us");
+        row(
+            "ipc",
+            &format!("{test}.{name}.t_vs_{ANCHOR}"),
+            f64::NAN,
+            "x",
+        );
+        eprintln!("  {name:<18} not measured: {why}");
     }
 }

@@ -276,6 +276,28 @@ impl Drop for Placement {
     }
 }
 
+/// Lets the calling thread run on every online CPU: a process started by
+/// the pinned client thread inherits its one-CPU mask.
+pub fn unpin() -> io::Result<()> {
+    // SAFETY: sysconf reads a system value and touches no memory.
+    let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    let online = usize::try_from(online)
+        .unwrap_or(1)
+        .clamp(1, libc::CPU_SETSIZE as usize);
+    // SAFETY: cpu_set_t is plain bits; all zero is the empty set.
+    let mut all: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for cpu in 0..online {
+        // SAFETY: `cpu` is below CPU_SETSIZE.
+        unsafe { libc::CPU_SET(cpu, &mut all) };
+    }
+    // SAFETY: `all` is a valid cpu_set_t of the size passed.
+    if unsafe { libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &all) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 /// Pins the calling thread to `cpu`; whether that worked.
 fn pin_to(cpu: usize) -> bool {
     if cpu >= libc::CPU_SETSIZE as usize {
