@@ -120,7 +120,10 @@ impl<M: Sealed> Layout<M> {
         if mode == PoolMode::Front {
             self.front |= bit;
         }
-        self.spans.as_mut()[slot as usize] = Span { start, end };
+        // `slot` is below `M::SLOTS`, the length of `spans`.
+        if let Some(span) = self.spans.as_mut().get_mut(slot as usize) {
+            *span = Span { start, end };
+        }
     }
 
     /// The back region `tail..cap` and the front region `front_end..head`.
@@ -133,7 +136,10 @@ impl<M: Sealed> Layout<M> {
         while rest != 0 {
             let i = rest.trailing_zeros();
             rest &= rest - 1;
-            let span = spans[i as usize];
+            // Every bit of `known` is below `M::SLOTS`, the length of `spans`.
+            let Some(&span) = spans.get(i as usize) else {
+                continue;
+            };
             tail = tail.max(span.end);
             if self.front & (1 << i) != 0 {
                 front_end = front_end.max(span.end);

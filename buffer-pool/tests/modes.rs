@@ -7,11 +7,13 @@
     reason = "tests use std"
 )]
 
-use buffer_pool::{Buffer, BufferError, BufferPool, PoolMode, PoolStorage, Slice, SlotMap};
+use buffer_pool::{
+    Buffer, BufferError, BufferFromSystemMemory, BufferPool, PoolMode, PoolStorage, Slice, SlotMap,
+};
 use std::collections::VecDeque;
 
 /// Writes `bytes` one `get_writable` per byte and hands the message out.
-fn message<M: SlotMap>(pool: &mut BufferPool<M>, bytes: &[u8]) -> Slice<M> {
+fn message<M: SlotMap>(pool: &mut BufferPool<BufferFromSystemMemory, M>, bytes: &[u8]) -> Slice<M> {
     for &b in bytes {
         pool.get_writable(1)[0] = b;
     }
@@ -306,7 +308,7 @@ fn ninth_live_slice_comes_from_system_memory() {
 #[test]
 fn wide_slot_maps_lend_one_slice_per_bit() {
     fn lend_all<M: SlotMap>(slots: usize) {
-        let mut pool = BufferPool::<M>::with_slot_map(slots * 2);
+        let mut pool = BufferPool::<_, M>::with_slot_map(slots * 2);
         let held: Vec<_> = (0..slots)
             .map(|n| message(&mut pool, &[n as u8, 1]))
             .collect();
@@ -449,12 +451,16 @@ fn static_storage_ninth_slice_is_an_error() {
             pool.get_data_owned()
         })
         .collect();
+    // 56 of the 64 bytes are free, but all eight slots are lent.
+    let err = pool.try_get_writable(1).unwrap_err();
+    assert_eq!(err, BufferError::NoFreeSlot);
     assert_eq!(
-        pool.try_get_writable(1),
-        Err(BufferError::CapacityExceeded {
-            requested: 1,
-            available: 0
-        })
+        err.to_string(),
+        "no free slot: every slot is lent to a message still alive"
+    );
+    assert!(
+        pool.is_empty(),
+        "a failed call leaves the message unchanged"
     );
     assert!(
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

@@ -94,6 +94,8 @@ macro_rules! pending_view {
     };
 }
 
+#[cfg(feature = "aead")]
+mod aead;
 #[cfg(feature = "embedded-io")]
 pub(crate) mod embedded_io;
 pub(crate) mod fixed;
