@@ -69,19 +69,17 @@ impl<M: Sealed> Layout<M> {
         }
     }
 
-    /// A view in which the slots of `lent` are lent with unknown spans: each is
-    /// taken to cover the whole of `0..cap`, so nothing is placed until they
-    /// come back. Used when `'static` storage is claimed again while slices of
-    /// an earlier pool are still alive.
-    pub(crate) fn with_unknown(lent: u64, cap: usize) -> Self {
-        let mut layout = Self::new();
-        layout.known = lent & M::ALL;
-        for (i, span) in layout.spans.as_mut().iter_mut().enumerate() {
-            if layout.known & (1 << i) != 0 {
+    /// Records the slots of `lent` as lent with unknown spans: each is taken
+    /// to cover the whole of `0..cap`, so nothing is placed until they come
+    /// back. Used when `'static` storage is claimed again while slices of an
+    /// earlier pool are still alive.
+    pub(crate) fn lend_unknown(&mut self, lent: u64, cap: usize) {
+        self.known |= lent & M::ALL;
+        for (i, span) in self.spans.as_mut().iter_mut().enumerate() {
+            if lent & (1 << i) != 0 {
                 *span = Span { start: 0, end: cap };
             }
         }
-        layout
     }
 
     /// Slots the producer believes lent.
@@ -269,7 +267,8 @@ mod tests {
 
     #[test]
     fn unknown_spans_block_everything_until_returned() {
-        let mut layout = Layout::<u8>::with_unknown(0b101, 100);
+        let mut layout = Layout::<u8>::new();
+        layout.lend_unknown(0b101, 100);
         assert_eq!(layout.place(1, 100), None);
         assert_eq!(layout.free_slot(), Some(1));
         layout.observe(0b100);

@@ -32,6 +32,32 @@ use io_traits::BufferError;
 #[cfg(feature = "alloc")]
 const HEAP_STEP: usize = 16 * 1024;
 
+/// Copies `len` bytes from `src` to `dst`, front to back, in steps that do
+/// not overlap: `memcpy`s of at most `src - dst` bytes. A move within pool
+/// memory needs no more than that (see [`State::move_to`]), and leaves the
+/// larger `memmove` out of firmware images.
+///
+/// # Safety
+///
+/// Both ranges are valid for `len` bytes, and `dst <= src` or the two
+/// ranges are disjoint.
+unsafe fn copy_forward(src: *const u8, dst: *mut u8, len: usize) {
+    // Disjoint ranges with `dst` above `src` wrap to a step of at least `len`.
+    let step = (src as usize).wrapping_sub(dst as usize);
+    if step == 0 {
+        return;
+    }
+    let mut done = 0;
+    while done < len {
+        let n = step.min(len - done);
+        // SAFETY: `done + n <= len`, in both ranges; the destination bytes
+        // end at or before the source bytes begin (`n <= step`), or the
+        // ranges are disjoint (the caller's guarantee).
+        unsafe { core::ptr::copy_nonoverlapping(src.add(done), dst.add(done), n) };
+        done += n;
+    }
+}
+
 /// Where the pending message lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Location {
@@ -120,11 +146,7 @@ impl<M: SlotMap> Producer<M> {
             base,
             cap,
             control,
-            layout: if lent == 0 {
-                Layout::new()
-            } else {
-                Layout::with_unknown(lent, cap)
-            },
+            layout: Layout::new(),
             mode: PoolMode::Back,
             hint: 0,
             view: 0,
@@ -135,10 +157,14 @@ impl<M: SlotMap> Producer<M> {
         };
         // SAFETY: `slot` is valid for writes and unused (the caller's
         // guarantee); `MaybeUninit` has the layout of the `State` it holds.
-        let state = unsafe {
+        let mut state = unsafe {
             (*slot.as_ptr()).write(state);
             slot.cast::<State<M>>()
         };
+        // Marked in place, after the write: a state built whole on the stack
+        // and then copied would cost a `memcpy` of it in every firmware image.
+        // SAFETY: just written; nothing else refers to it yet.
+        unsafe { state.as_mut() }.layout.lend_unknown(lent, cap);
         Self {
             cursor: base.as_ptr(),
             limit: base.as_ptr(),
@@ -334,9 +360,12 @@ impl<M: SlotMap> State<M> {
             self.touch(src, old, false);
             self.touch(dst, old, true);
             // SAFETY: the old bytes `src..src + old` and the new region are
-            // pool memory no lent slice overlaps; they may overlap each
-            // other, which `copy` allows.
-            unsafe { core::ptr::copy(src, dst, old) };
+            // pool memory no lent slice overlaps. Where they overlap, `dst`
+            // is below `src`: a message only moves to a region that was free
+            // when it was placed, or to where slices were returned since, and
+            // both lie before it or after its region's end (docs/buffer-pool.md,
+            // "Placement").
+            unsafe { copy_forward(src, dst, old) };
         }
         self.location = Location::Pool {
             slot,

@@ -279,6 +279,27 @@ fn growing_message_moves_to_the_front_with_its_bytes() {
     assert_eq!((b.as_ref(), c.as_ref()), (&[2; 4][..], &b"xyzuvw"[..]));
 }
 
+/// A message that grows into space freed just before it moves down over
+/// itself, a byte at a time here, and keeps its bytes.
+#[test]
+fn growing_message_moves_down_over_itself() {
+    let mut pool = BufferPool::new(10);
+    let a = message(&mut pool, &[1; 4]);
+    let b = message(&mut pool, &[2]);
+    // Bytes 5..10: the whole back region.
+    pool.get_writable(5).copy_from_slice(b"abcde");
+    drop(b);
+    // One more byte fits only from byte 4 on, which overlaps the message.
+    pool.get_writable(1)[0] = b'f';
+    assert!(pool.is_back_mode());
+    let c = pool.get_data_owned();
+    assert!(c.is_pooled());
+    assert_eq!((a.as_ref(), c.as_ref()), (&[1; 4][..], &b"abcdef"[..]));
+    // The next message starts after `c`: it was recorded at bytes 4..10.
+    pool.get_writable(1);
+    assert!(pool.is_alloc_mode());
+}
+
 /// A new message goes where one as long as the last message fits, so a run
 /// of similar messages is not started in a gap too small for it.
 #[test]
