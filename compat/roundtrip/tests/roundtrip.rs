@@ -83,7 +83,13 @@ fn message(rng: &mut Rng) -> (Vec<u8>, Sent) {
         let encoded: &[u8] = encoded.as_ref();
         (encoded.to_vec(), Sent { msg_type, payload })
     }
-    let texts = [rng.text(255), rng.text(64), rng.text(32), rng.text(32), rng.text(255)];
+    let texts = [
+        rng.text(255),
+        rng.text(64),
+        rng.text(32),
+        rng.text(32),
+        rng.text(255),
+    ];
     match rng.below(6) {
         0 => frame(
             SetupConnection {
@@ -186,7 +192,9 @@ impl Wire {
         let mut filled = 0;
         while filled < dst.len() {
             let want = dst.len() - filled;
-            let n = (1 + rng.below(1500)).min(want).min(self.bytes.len() - self.at);
+            let n = (1 + rng.below(1500))
+                .min(want)
+                .min(self.bytes.len() - self.at);
             assert!(n > 0, "the decoder asked for bytes that were never sent");
             dst[filled..filled + n].copy_from_slice(&self.bytes[self.at..self.at + n]);
             filled += n;
@@ -234,10 +242,7 @@ fn messages_round_trip_through_the_plain_codec() {
         wire.extend_from_slice(&frame);
         sent.push(message);
     }
-    let mut wire = Wire {
-        bytes: wire,
-        at: 0,
-    };
+    let mut wire = Wire { bytes: wire, at: 0 };
     let mut decoder = Decoder::new();
     let mut held = Held(VecDeque::new());
     let mut pooled_frames = 0;
@@ -316,7 +321,10 @@ mod noise {
             at: 0,
         };
         let second = loop {
-            match at_initiator.next_handshake_frame::<codec_sv2::InitiatorSent>().unwrap() {
+            match at_initiator
+                .next_handshake_frame::<codec_sv2::InitiatorSent>()
+                .unwrap()
+            {
                 Decoded::Frame(message) => break message,
                 Decoded::Incomplete(_) => wire.read_into(at_initiator.writable(), rng),
             }
@@ -337,16 +345,15 @@ mod noise {
         let (mut wire, mut sent) = (Vec::new(), Vec::new());
         for _ in 0..FRAMES / 3 {
             let (frame, message) = message(&mut rng);
-            let frame = codec_sv2::SerializedFrame::from_bytes(frame.into())
-                .expect("one whole frame");
-            let encrypted = encoder.encode_transport(frame, &mut send).expect("encrypts");
+            let frame =
+                codec_sv2::SerializedFrame::from_bytes(frame.into()).expect("one whole frame");
+            let encrypted = encoder
+                .encode_transport(frame, &mut send)
+                .expect("encrypts");
             wire.extend_from_slice(AsRef::<[u8]>::as_ref(&encrypted));
             sent.push(message);
         }
-        let mut wire = Wire {
-            bytes: wire,
-            at: 0,
-        };
+        let mut wire = Wire { bytes: wire, at: 0 };
         let mut decoder = NoiseDecoder::new();
         let mut held = Held(VecDeque::new());
         let mut pooled_frames = 0;
