@@ -1,6 +1,8 @@
 #![doc = include_str!("../README.md")]
 #![no_std]
 #![cfg_attr(docsrs, feature(doc_cfg))]
+// The loom builds are the crate's own model checks, not a configuration of users.
+#![cfg_attr(docsrs, doc(auto_cfg(hide(loom))))]
 
 #[cfg(feature = "alloc")]
 extern crate alloc;
