@@ -16,6 +16,7 @@ use common_messages_sv2::{
     MESSAGE_TYPE_SETUP_CONNECTION, MESSAGE_TYPE_SETUP_CONNECTION_ERROR,
     MESSAGE_TYPE_SETUP_CONNECTION_SUCCESS,
 };
+use framing_sv2::framing::SerializedFrame;
 use std::collections::VecDeque;
 
 /// Frames per run.
@@ -203,31 +204,66 @@ impl Wire {
     }
 }
 
-/// Frames that the application still holds, dropped in random order.
-struct Held<T>(VecDeque<T>);
+/// The application on the receiving side: checks each decoded frame against
+/// what was sent, and holds the frames' bytes for a while, dropping them in
+/// random order.
+struct Application<B> {
+    held: VecDeque<B>,
+    received: usize,
+    pooled: usize,
+}
 
-impl<T> Held<T> {
-    fn keep(&mut self, frame: T, rng: &mut Rng) {
-        self.0.push_back(frame);
+impl<B: AsRef<[u8]> + AsMut<[u8]> + Pooled> Application<B> {
+    fn new() -> Self {
+        Self {
+            held: VecDeque::new(),
+            received: 0,
+            pooled: 0,
+        }
+    }
+
+    fn receive(&mut self, mut frame: SerializedFrame<B>, sent: &Sent, rng: &mut Rng) {
+        check(frame.header().msg_type(), frame.payload(), sent);
+        let bytes = frame.into_bytes();
+        self.received += 1;
+        self.pooled += usize::from(bytes.pooled());
+        self.held.push_back(bytes);
         // Hold up to ~12 frames, more than the pool's 8 slots, and drop one
         // from anywhere, so slots come back out of order.
-        while self.0.len() > rng.below(13) {
-            let at = rng.below(self.0.len());
-            drop(self.0.remove(at));
+        while self.held.len() > rng.below(13) {
+            let at = rng.below(self.held.len());
+            drop(self.held.remove(at));
+        }
+    }
+
+    /// With the pool, most frames come from pool memory, and some (with more
+    /// than eight held) from system memory.
+    fn check_pooled(&self) {
+        let (pooled, received) = (self.pooled, self.received);
+        if cfg!(feature = "with_buffer_pool") {
+            assert!(pooled > received / 2, "{pooled} of {received} pooled");
+            assert!(pooled < received, "{pooled} of {received} pooled");
         }
     }
 }
 
-/// Whether a decoded frame's bytes came from the pool's memory (always
-/// false without `with_buffer_pool`, where frames are vectors).
-#[cfg(feature = "with_buffer_pool")]
-fn pooled(bytes: &buffer_sv2::Slice) -> bool {
-    bytes.is_pooled()
+/// Whether a decoded frame's bytes came from the pool's memory.
+trait Pooled {
+    fn pooled(&self) -> bool;
 }
 
-#[cfg(not(feature = "with_buffer_pool"))]
-fn pooled(_: &Vec<u8>) -> bool {
-    false
+#[cfg(feature = "with_buffer_pool")]
+impl Pooled for buffer_sv2::Slice {
+    fn pooled(&self) -> bool {
+        self.is_pooled()
+    }
+}
+
+/// Without `with_buffer_pool`, frames are vectors.
+impl Pooled for Vec<u8> {
+    fn pooled(&self) -> bool {
+        false
+    }
 }
 
 #[cfg(not(feature = "noise_sv2"))]
@@ -244,28 +280,18 @@ fn messages_round_trip_through_the_plain_codec() {
     }
     let mut wire = Wire { bytes: wire, at: 0 };
     let mut decoder = Decoder::new();
-    let mut held = Held(VecDeque::new());
-    let mut pooled_frames = 0;
+    let mut application = Application::new();
     for message in &sent {
-        let mut frame = loop {
+        let frame = loop {
             match decoder.next_frame().expect("decodes") {
                 Decoded::Frame(frame) => break frame,
                 Decoded::Incomplete(_) => wire.read_into(decoder.writable(), &mut rng),
             }
         };
-        let msg_type = frame.header().msg_type();
-        check(msg_type, frame.payload(), message);
-        let bytes = frame.into_bytes();
-        pooled_frames += usize::from(pooled(&bytes));
-        held.keep(bytes, &mut rng);
+        application.receive(frame, message, &mut rng);
     }
     assert_eq!(wire.at, wire.bytes.len(), "bytes left undecoded");
-    if cfg!(feature = "with_buffer_pool") {
-        // Most frames come from pool memory, and some (with more than eight
-        // held) from system memory.
-        assert!(pooled_frames > FRAMES / 2, "{pooled_frames} pooled");
-        assert!(pooled_frames < FRAMES, "{pooled_frames} pooled");
-    }
+    application.check_pooled();
 }
 
 #[cfg(feature = "noise_sv2")]
@@ -355,10 +381,9 @@ mod noise {
         }
         let mut wire = Wire { bytes: wire, at: 0 };
         let mut decoder = NoiseDecoder::new();
-        let mut held = Held(VecDeque::new());
-        let mut pooled_frames = 0;
+        let mut application = Application::new();
         for message in &sent {
-            let mut frame = loop {
+            let frame = loop {
                 match decoder.next_transport_frame(receive).expect("decrypts") {
                     Decrypted::Frame(frame, state) => {
                         receive = state;
@@ -370,16 +395,9 @@ mod noise {
                     }
                 }
             };
-            let msg_type = frame.header().msg_type();
-            check(msg_type, frame.payload(), message);
-            let bytes = frame.into_bytes();
-            pooled_frames += usize::from(pooled(&bytes));
-            held.keep(bytes, &mut rng);
+            application.receive(frame, message, &mut rng);
         }
         assert_eq!(wire.at, wire.bytes.len(), "bytes left undecoded");
-        if cfg!(feature = "with_buffer_pool") {
-            assert!(pooled_frames > sent.len() / 2, "{pooled_frames} pooled");
-            assert!(pooled_frames < sent.len(), "{pooled_frames} pooled");
-        }
+        application.check_pooled();
     }
 }
