@@ -18,12 +18,12 @@ macro_rules! forward_buffer_methods {
         fn get_data_by_ref(&mut self, len: usize) -> &mut [u8] {
             let bytes = self.producer.pending_mut();
             let n = len.min(bytes.len());
-            &mut bytes[..n]
+            bytes.get_mut(..n).unwrap_or_default()
         }
 
         fn get_data_by_ref_(&self, len: usize) -> &[u8] {
             let bytes = self.producer.pending();
-            &bytes[..len.min(bytes.len())]
+            bytes.get(..len.min(bytes.len())).unwrap_or_default()
         }
 
         fn len(&self) -> usize {

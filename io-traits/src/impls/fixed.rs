@@ -109,7 +109,7 @@ impl<const N: usize> Buffer for FixedBuffer<N> {
         }
         // Cannot fail: `old + len <= N` was checked above.
         let _ = self.inner.resize(old + len, 0);
-        Ok(&mut self.inner[old..])
+        Ok(self.inner.get_mut(old..).unwrap_or_default())
     }
 
     #[inline]
