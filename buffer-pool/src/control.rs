@@ -14,9 +14,10 @@
 //! - owner counts are taken `Relaxed` (the taker already owns a count) and
 //!   dropped `Release`, with an `Acquire` fence before freeing.
 
-use crate::loom::Ordering;
+use crate::loom::cell::TrackedBytes;
+use crate::loom::sync::atomic::Ordering;
 #[cfg(feature = "alloc")]
-use crate::loom::{AtomicUsize, fence};
+use crate::loom::sync::atomic::{AtomicUsize, fence};
 use crate::slot_map::sealed::Sealed;
 #[cfg(feature = "alloc")]
 use alloc::boxed::Box;
@@ -27,6 +28,8 @@ use core::ptr::NonNull;
 pub(crate) struct Control<M: Sealed> {
     /// Bit `i` set while slot `i` is lent.
     lent: M::Atomic,
+    /// Loom's view of the pool memory (empty without loom).
+    tracked: TrackedBytes,
     /// Present for heap pools: the owner count and the memory to free.
     #[cfg(feature = "alloc")]
     heap: Option<HeapMemory>,
@@ -39,21 +42,18 @@ struct HeapMemory {
     owners: AtomicUsize,
     bytes: NonNull<u8>,
     cap: usize,
-    /// Under loom, one tracked cell per byte: every access to pool memory
-    /// is mirrored here, so loom reports any access that is not ordered
-    /// after a conflicting one on another thread.
-    #[cfg(loom)]
-    shadow: alloc::vec::Vec<loom::cell::UnsafeCell<()>>,
 }
 
 impl<M: Sealed> Control<M> {
-    /// The control block of `'static` storage: no owner count, nothing to free.
-    #[cfg(not(loom))]
-    pub(crate) const fn new_static() -> Self {
-        Self {
-            lent: M::ZERO,
-            #[cfg(feature = "alloc")]
-            heap: None,
+    without_loom! {
+        /// The control block of `'static` storage: no owner count, nothing to free.
+        pub(crate) const fn new_static() -> Self {
+            Self {
+                lent: M::ZERO,
+                tracked: TrackedBytes::none(),
+                #[cfg(feature = "alloc")]
+                heap: None,
+            }
         }
     }
 
@@ -65,33 +65,22 @@ impl<M: Sealed> Control<M> {
     pub(crate) fn new_heap(bytes: NonNull<u8>, cap: usize) -> NonNull<Self> {
         let control = Box::new(Self {
             lent: M::new_atomic(),
+            tracked: TrackedBytes::new(bytes.as_ptr(), cap),
             heap: Some(HeapMemory {
                 owners: AtomicUsize::new(1),
                 bytes,
                 cap,
-                #[cfg(loom)]
-                shadow: (0..cap).map(|_| loom::cell::UnsafeCell::new(())).collect(),
             }),
         });
         NonNull::from(Box::leak(control))
     }
 
-    /// Under loom: records a read (or write) of pool bytes `at..at + len`.
-    #[cfg(all(loom, feature = "alloc"))]
+    /// Records a read (or write) of bytes `at..at + len` for loom; bytes
+    /// outside pool memory (a message in system memory) are ignored. Does
+    /// nothing without loom.
+    #[inline(always)]
     pub(crate) fn touch(&self, at: *const u8, len: usize, write: bool) {
-        let Some(heap) = &self.heap else { return };
-        let from = (at as usize).wrapping_sub(heap.bytes.as_ptr() as usize);
-        if from >= heap.cap {
-            // Not pool memory (a message in system memory).
-            return;
-        }
-        for cell in heap.shadow.iter().skip(from).take(len) {
-            if write {
-                cell.with_mut(|_| ());
-            } else {
-                cell.with(|_| ());
-            }
-        }
+        self.tracked.touch(at, len, write);
     }
 
     /// The slots currently lent, as seen with `Acquire`: every access made by

@@ -18,12 +18,12 @@ macro_rules! forward_buffer_methods {
         fn get_data_by_ref(&mut self, len: usize) -> &mut [u8] {
             let bytes = self.producer.pending_mut();
             let n = len.min(bytes.len());
-            &mut bytes[..n]
+            bytes.get_mut(..n).unwrap_or_default()
         }
 
         fn get_data_by_ref_(&self, len: usize) -> &[u8] {
             let bytes = self.producer.pending();
-            &bytes[..len.min(bytes.len())]
+            bytes.get(..len.min(bytes.len())).unwrap_or_default()
         }
 
         fn len(&self) -> usize {
@@ -39,10 +39,10 @@ macro_rules! forward_buffer_methods {
 /// `AsRef<[u8]>` and `AsMut<[u8]>` for a pool type with a `producer` field:
 /// the pending message from the start set by `danger_set_start` on.
 macro_rules! forward_views {
-    ($pool:ident) => {
+    ([$($generics:tt)*] $pool:ty) => {
         /// The pending message from the start set by
         /// [`danger_set_start`](Buffer::danger_set_start) on.
-        impl<M: SlotMap> AsRef<[u8]> for $pool<M> {
+        impl<$($generics)*> AsRef<[u8]> for $pool {
             fn as_ref(&self) -> &[u8] {
                 self.producer.view()
             }
@@ -50,9 +50,27 @@ macro_rules! forward_views {
 
         /// The pending message from the start set by
         /// [`danger_set_start`](Buffer::danger_set_start) on.
-        impl<M: SlotMap> AsMut<[u8]> for $pool<M> {
+        impl<$($generics)*> AsMut<[u8]> for $pool {
             fn as_mut(&mut self) -> &mut [u8] {
                 self.producer.view_mut()
+            }
+        }
+
+        /// The buffer AEAD ciphers encrypt and decrypt in place (feature
+        /// `aead`): the pending message from the start set by
+        /// [`danger_set_start`](Buffer::danger_set_start) on, as the
+        /// `AsRef`/`AsMut` view. `extend_from_slice` fails (with
+        /// `aead::Error`) where `try_get_writable` would.
+        #[cfg(feature = "aead")]
+        impl<$($generics)*> aead::Buffer for $pool {
+            fn extend_from_slice(&mut self, other: &[u8]) -> aead::Result<()> {
+                let bytes = self.producer.try_get_writable(other.len());
+                bytes.map_err(|_| aead::Error)?.copy_from_slice(other);
+                Ok(())
+            }
+
+            fn truncate(&mut self, len: usize) {
+                self.producer.truncate_view(len);
             }
         }
     };

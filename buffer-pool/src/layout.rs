@@ -69,19 +69,17 @@ impl<M: Sealed> Layout<M> {
         }
     }
 
-    /// A view in which the slots of `lent` are lent with unknown spans: each is
-    /// taken to cover the whole of `0..cap`, so nothing is placed until they
-    /// come back. Used when `'static` storage is claimed again while slices of
-    /// an earlier pool are still alive.
-    pub(crate) fn with_unknown(lent: u64, cap: usize) -> Self {
-        let mut layout = Self::new();
-        layout.known = lent & M::ALL;
-        for (i, span) in layout.spans.as_mut().iter_mut().enumerate() {
-            if layout.known & (1 << i) != 0 {
+    /// Records the slots of `lent` as lent with unknown spans: each is taken
+    /// to cover the whole of `0..cap`, so nothing is placed until they come
+    /// back. Used when `'static` storage is claimed again while slices of an
+    /// earlier pool are still alive.
+    pub(crate) fn lend_unknown(&mut self, lent: u64, cap: usize) {
+        self.known |= lent & M::ALL;
+        for (i, span) in self.spans.as_mut().iter_mut().enumerate() {
+            if lent & (1 << i) != 0 {
                 *span = Span { start: 0, end: cap };
             }
         }
-        layout
     }
 
     /// Slots the producer believes lent.
@@ -120,7 +118,10 @@ impl<M: Sealed> Layout<M> {
         if mode == PoolMode::Front {
             self.front |= bit;
         }
-        self.spans.as_mut()[slot as usize] = Span { start, end };
+        // `slot` is below `M::SLOTS`, the length of `spans`.
+        if let Some(span) = self.spans.as_mut().get_mut(slot as usize) {
+            *span = Span { start, end };
+        }
     }
 
     /// The back region `tail..cap` and the front region `front_end..head`.
@@ -133,7 +134,10 @@ impl<M: Sealed> Layout<M> {
         while rest != 0 {
             let i = rest.trailing_zeros();
             rest &= rest - 1;
-            let span = spans[i as usize];
+            // Every bit of `known` is below `M::SLOTS`, the length of `spans`.
+            let Some(&span) = spans.get(i as usize) else {
+                continue;
+            };
             tail = tail.max(span.end);
             if self.front & (1 << i) != 0 {
                 front_end = front_end.max(span.end);
@@ -263,7 +267,8 @@ mod tests {
 
     #[test]
     fn unknown_spans_block_everything_until_returned() {
-        let mut layout = Layout::<u8>::with_unknown(0b101, 100);
+        let mut layout = Layout::<u8>::new();
+        layout.lend_unknown(0b101, 100);
         assert_eq!(layout.place(1, 100), None);
         assert_eq!(layout.free_slot(), Some(1));
         layout.observe(0b100);

@@ -6,12 +6,48 @@ use crate::producer::{Producer, StateSlot};
 use crate::slice::Slice;
 use crate::slot_map::SlotMap;
 use alloc::boxed::Box;
+use core::marker::PhantomData;
 use core::ptr::NonNull;
-use io_traits::{Buffer, BufferError};
+use io_traits::{Buffer, BufferError, BufferFromSystemMemory};
+
+/// Where a [`BufferPool`] puts a message that fits in no free slot or pool
+/// space: its first type parameter.
+///
+/// `buffer_sv2` names the fallback buffer there
+/// (`BufferPool<BufferFromSystemMemory>`), so code written for it names the
+/// same type here. System memory is the one fallback: such a message is a
+/// `Vec<u8>` that the [`Slice`] owns. The trait is sealed.
+///
+/// # Examples
+///
+/// ```
+/// use buffer_pool::{Buffer, BufferFromSystemMemory, BufferPool};
+///
+/// // `buffer_sv2`'s spelling of the default pool.
+/// let mut pool: BufferPool<BufferFromSystemMemory> = BufferPool::new(4);
+/// pool.get_writable(5).copy_from_slice(b"large");
+/// let message = pool.get_data_owned();
+/// assert!(!message.is_pooled()); // five bytes fit in no pool space
+/// assert_eq!(message.as_ref(), b"large");
+/// ```
+pub trait Fallback: sealed::Sealed {}
+
+impl Fallback for BufferFromSystemMemory {}
+
+mod sealed {
+    pub trait Sealed: Send + Sync + 'static {}
+    impl Sealed for io_traits::BufferFromSystemMemory {}
+}
 
 /// A message buffer that preallocates `capacity` bytes and lends finished
 /// messages out of them as [`Slice`]s, up to one per slot of `M` at a time
-/// (8 for the default `u8`).
+/// (8 for the default `u8`; see [`SlotMap`]).
+///
+/// `F` is the [`Fallback`] for messages that fit in no pool space, as the
+/// first parameter of `buffer_sv2::BufferPool` is: `BufferFromSystemMemory`,
+/// the default. A pool with a wider slot map is a
+/// `BufferPool<BufferFromSystemMemory, u64>`, built with
+/// `BufferPool::<_, u64>::with_slot_map`.
 ///
 /// Messages go after every lent slice ([`PoolMode::Back`]), else into space
 /// freed before the oldest lent slices ([`PoolMode::Front`]), else — when no
@@ -35,15 +71,16 @@ use io_traits::{Buffer, BufferError};
 /// assert!(message.is_pooled() && pool.is_back_mode());
 /// ```
 #[derive(Debug)]
-pub struct BufferPool<M: SlotMap = u8> {
+pub struct BufferPool<F: Fallback = BufferFromSystemMemory, M: SlotMap = u8> {
     producer: Producer<M>,
+    fallback: PhantomData<fn() -> F>,
 }
 
 // SAFETY: the pool is the only producer of its memory; everything it shares
 // with slices (the control block) is accessed through atomics, and the
 // memory it hands out is disjoint from what it writes. Moving the producer to
 // another thread moves all of its private state with it.
-unsafe impl<M: SlotMap> Send for BufferPool<M> {}
+unsafe impl<F: Fallback, M: SlotMap> Send for BufferPool<F, M> {}
 
 impl BufferPool {
     /// A pool of `capacity` bytes (zeroed once, here) lending up to 8 slices
@@ -82,7 +119,7 @@ impl BufferPool {
     }
 }
 
-impl<M: SlotMap> BufferPool<M> {
+impl<M: SlotMap> BufferPool<BufferFromSystemMemory, M> {
     /// A pool of `capacity` bytes lending up to one slice per bit of `M` at
     /// once.
     ///
@@ -97,7 +134,7 @@ impl<M: SlotMap> BufferPool<M> {
     /// ```
     /// use buffer_pool::BufferPool;
     ///
-    /// let pool = BufferPool::<u64>::with_slot_map(1 << 16);
+    /// let pool = BufferPool::<_, u64>::with_slot_map(1 << 16);
     /// assert_eq!(pool.capacity(), 1 << 16);
     /// ```
     pub fn with_slot_map(capacity: usize) -> Self {
@@ -118,9 +155,9 @@ impl<M: SlotMap> BufferPool<M> {
     /// ```
     /// use buffer_pool::{BufferError, BufferPool};
     ///
-    /// assert!(BufferPool::<u16>::try_with_slot_map(64).is_ok());
+    /// assert!(BufferPool::<_, u16>::try_with_slot_map(64).is_ok());
     /// assert_eq!(
-    ///     BufferPool::<u16>::try_with_slot_map(usize::MAX).err(),
+    ///     BufferPool::<_, u16>::try_with_slot_map(usize::MAX).err(),
     ///     Some(BufferError::OutOfMemory)
     /// );
     /// ```
@@ -142,9 +179,14 @@ impl<M: SlotMap> BufferPool<M> {
                 true,
             )
         };
-        Ok(Self { producer })
+        Ok(Self {
+            producer,
+            fallback: PhantomData,
+        })
     }
+}
 
+impl<F: Fallback, M: SlotMap> BufferPool<F, M> {
     /// Bytes of pool memory.
     ///
     /// # Examples
@@ -238,7 +280,7 @@ impl<M: SlotMap> BufferPool<M> {
     }
 }
 
-impl<M: SlotMap> Buffer for BufferPool<M> {
+impl<F: Fallback, M: SlotMap> Buffer for BufferPool<F, M> {
     type Slice = Slice<M>;
 
     /// Appends `len` bytes to the pending message. Bytes in pool memory hold
@@ -265,9 +307,9 @@ impl<M: SlotMap> Buffer for BufferPool<M> {
     }
 }
 
-forward_views!(BufferPool);
+forward_views!([F: Fallback, M: SlotMap] BufferPool<F, M>);
 
-impl<M: SlotMap> Drop for BufferPool<M> {
+impl<F: Fallback, M: SlotMap> Drop for BufferPool<F, M> {
     fn drop(&mut self) {
         let control = self.producer.control();
         let slot = self.producer.state_slot();

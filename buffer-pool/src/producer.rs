@@ -32,6 +32,32 @@ use io_traits::BufferError;
 #[cfg(feature = "alloc")]
 const HEAP_STEP: usize = 16 * 1024;
 
+/// Copies `len` bytes from `src` to `dst`, front to back, in steps that do
+/// not overlap: `memcpy`s of at most `src - dst` bytes. A move within pool
+/// memory needs no more than that (see [`State::move_to`]), and leaves the
+/// larger `memmove` out of firmware images.
+///
+/// # Safety
+///
+/// Both ranges are valid for `len` bytes, and `dst <= src` or the two
+/// ranges are disjoint.
+unsafe fn copy_forward(src: *const u8, dst: *mut u8, len: usize) {
+    // Disjoint ranges with `dst` above `src` wrap to a step of at least `len`.
+    let step = (src as usize).wrapping_sub(dst as usize);
+    if step == 0 {
+        return;
+    }
+    let mut done = 0;
+    while done < len {
+        let n = step.min(len - done);
+        // SAFETY: `done + n <= len`, in both ranges; the destination bytes
+        // end at or before the source bytes begin (`n <= step`), or the
+        // ranges are disjoint (the caller's guarantee).
+        unsafe { core::ptr::copy_nonoverlapping(src.add(done), dst.add(done), n) };
+        done += n;
+    }
+}
+
 /// Where the pending message lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Location {
@@ -120,11 +146,7 @@ impl<M: SlotMap> Producer<M> {
             base,
             cap,
             control,
-            layout: if lent == 0 {
-                Layout::new()
-            } else {
-                Layout::with_unknown(lent, cap)
-            },
+            layout: Layout::new(),
             mode: PoolMode::Back,
             hint: 0,
             view: 0,
@@ -135,10 +157,14 @@ impl<M: SlotMap> Producer<M> {
         };
         // SAFETY: `slot` is valid for writes and unused (the caller's
         // guarantee); `MaybeUninit` has the layout of the `State` it holds.
-        let state = unsafe {
+        let mut state = unsafe {
             (*slot.as_ptr()).write(state);
             slot.cast::<State<M>>()
         };
+        // Marked in place, after the write: a state built whole on the stack
+        // and then copied would cost a `memcpy` of it in every firmware image.
+        // SAFETY: just written; nothing else refers to it yet.
+        unsafe { state.as_mut() }.layout.lend_unknown(lent, cap);
         Self {
             cursor: base.as_ptr(),
             limit: base.as_ptr(),
@@ -207,7 +233,6 @@ impl<M: SlotMap> Producer<M> {
         // and `cursor..limit` lies inside the pending message's region, so
         // the addition stays in bounds.
         self.cursor = unsafe { at.add(n) };
-        #[cfg(all(loom, feature = "alloc"))]
         self.state().touch(at, n, true);
         // SAFETY: `at..at + n` is initialised memory of the pending message's
         // region: pool memory no lent slice overlaps (layout invariant "Free
@@ -239,6 +264,19 @@ impl<M: SlotMap> Producer<M> {
 
     pub(crate) fn set_view(&mut self, index: usize) {
         self.state_mut().view = index;
+    }
+
+    /// Shortens the view (the pending message from the start set by
+    /// `set_view` on) to `len` bytes; a longer `len` changes nothing.
+    #[cfg(feature = "aead")]
+    pub(crate) fn truncate_view(&mut self, len: usize) {
+        let keep = self.state().view.saturating_add(len);
+        let old = self.len();
+        if keep < old {
+            // SAFETY: `old - keep <= old`, the bytes between the message's
+            // start and the cursor, so the result stays in the message.
+            self.cursor = unsafe { self.cursor.sub(old - keep) };
+        }
     }
 
     pub(crate) fn view(&self) -> &[u8] {
@@ -285,16 +323,7 @@ impl<M: SlotMap> State<M> {
         };
         #[cfg(feature = "alloc")]
         if self.location == Location::Heap {
-            if self.heap.capacity() < new_len {
-                let room = new_len.max(self.heap.capacity().saturating_mul(2));
-                if self.heap.try_reserve_exact(room - self.heap.len()).is_err() {
-                    self.heap
-                        .try_reserve_exact(new_len - self.heap.len())
-                        .map_err(|_| BufferError::OutOfMemory)?;
-                }
-            }
-            self.zero_heap_to(new_len);
-            return Ok(self.heap_bounds(old));
+            return self.grow_heap(old, new_len);
         }
         if self.layout.known() != 0 {
             // SAFETY: `control` is alive while the producer is (`new`).
@@ -305,56 +334,102 @@ impl<M: SlotMap> State<M> {
             Location::Pool { slot, .. } => Some(slot),
             _ => self.layout.free_slot(),
         };
-        if let Some(slot) = slot {
-            if let Some(place) = self.place(new_len) {
-                // SAFETY: `place.start + new_len <= place.limit <= cap`.
-                let dst = unsafe { self.base.as_ptr().add(place.start) };
-                if let Location::Pool { start, .. } = self.location {
-                    // SAFETY: `start` lies within the pool memory.
-                    let src = unsafe { self.base.as_ptr().add(start) };
-                    #[cfg(all(loom, feature = "alloc"))]
-                    {
-                        self.touch(src, old, false);
-                        self.touch(dst, old, true);
-                    }
-                    // SAFETY: the old bytes `src..src + old` and the new
-                    // region are pool memory no lent slice overlaps; they may
-                    // overlap each other, which `copy` allows.
-                    unsafe { core::ptr::copy(src, dst, old) };
-                }
-                self.location = Location::Pool {
-                    slot,
-                    start: place.start,
-                };
-                self.mode = place.mode;
-                // SAFETY: `old < new_len <= place.limit - place.start`, and
-                // `place.limit <= cap`: both in bounds.
-                return Ok(unsafe { (dst.add(old), self.base.as_ptr().add(place.limit)) });
-            }
-        }
-        #[cfg(feature = "alloc")]
-        if self.fallback {
-            let mut heap = Vec::new();
-            if heap.try_reserve_exact(new_len.max(self.hint)).is_err() {
-                heap.try_reserve_exact(new_len)
-                    .map_err(|_| BufferError::OutOfMemory)?;
-            }
-            heap.extend_from_slice(self.pending(cursor));
-            self.heap = heap;
-            self.zero_heap_to(new_len);
-            self.location = Location::Heap;
-            self.mode = PoolMode::Alloc;
-            return Ok(self.heap_bounds(old));
-        }
-        let available = if slot.is_some() {
-            self.layout.largest_region(self.cap).saturating_sub(old)
-        } else {
-            0
+        let Some(slot) = slot else {
+            return self.no_pool_room(cursor, new_len, BufferError::NoFreeSlot);
         };
-        Err(BufferError::CapacityExceeded {
+        if let Some(place) = self.place(new_len) {
+            return Ok(self.move_to(place, slot, old));
+        }
+        let available = self.layout.largest_region(self.cap).saturating_sub(old);
+        let full = BufferError::CapacityExceeded {
             requested: n,
             available,
-        })
+        };
+        self.no_pool_room(cursor, new_len, full)
+    }
+
+    /// Moves the pending message, `old` bytes, to `place` (which holds more
+    /// than `old` bytes), to be lent under `slot`; returns its cursor and
+    /// limit there.
+    fn move_to(&mut self, place: Placement, slot: u32, old: usize) -> (*mut u8, *mut u8) {
+        // SAFETY: `place.start + old < place.limit <= cap`.
+        let dst = unsafe { self.base.as_ptr().add(place.start) };
+        if let Location::Pool { start, .. } = self.location {
+            // SAFETY: `start` lies within the pool memory.
+            let src = unsafe { self.base.as_ptr().add(start) };
+            self.touch(src, old, false);
+            self.touch(dst, old, true);
+            // SAFETY: the old bytes `src..src + old` and the new region are
+            // pool memory no lent slice overlaps. Where they overlap, `dst`
+            // is below `src`: a message only moves to a region that was free
+            // when it was placed, or to where slices were returned since, and
+            // both lie before it or after its region's end (docs/buffer-pool.md,
+            // "Placement").
+            unsafe { copy_forward(src, dst, old) };
+        }
+        self.location = Location::Pool {
+            slot,
+            start: place.start,
+        };
+        self.mode = place.mode;
+        // SAFETY: `old < place.limit - place.start`, and `place.limit <= cap`:
+        // both in bounds.
+        unsafe { (dst.add(old), self.base.as_ptr().add(place.limit)) }
+    }
+
+    /// No pool memory can take the message ending at `cursor` at `new_len`
+    /// bytes: it moves to system memory if the pool falls back there, else
+    /// the append fails with `err`.
+    fn no_pool_room(
+        &mut self,
+        cursor: *mut u8,
+        new_len: usize,
+        err: BufferError,
+    ) -> Result<(*mut u8, *mut u8), BufferError> {
+        #[cfg(feature = "alloc")]
+        if self.fallback {
+            return self.move_to_heap(cursor, new_len);
+        }
+        let _ = (cursor, new_len);
+        Err(err)
+    }
+
+    /// Grows a message of `old` bytes in system memory to `new_len`.
+    #[cfg(feature = "alloc")]
+    fn grow_heap(&mut self, old: usize, new_len: usize) -> Result<(*mut u8, *mut u8), BufferError> {
+        if self.heap.capacity() < new_len {
+            let room = new_len.max(self.heap.capacity().saturating_mul(2));
+            if self.heap.try_reserve_exact(room - self.heap.len()).is_err() {
+                self.heap
+                    .try_reserve_exact(new_len - self.heap.len())
+                    .map_err(|_| BufferError::OutOfMemory)?;
+            }
+        }
+        self.zero_heap_to(new_len);
+        Ok(self.heap_bounds(old))
+    }
+
+    /// Moves the message ending at `cursor` to system memory, with room for
+    /// `new_len` bytes.
+    #[cfg(feature = "alloc")]
+    fn move_to_heap(
+        &mut self,
+        cursor: *mut u8,
+        new_len: usize,
+    ) -> Result<(*mut u8, *mut u8), BufferError> {
+        let mut heap = Vec::new();
+        if heap.try_reserve_exact(new_len.max(self.hint)).is_err() {
+            heap.try_reserve_exact(new_len)
+                .map_err(|_| BufferError::OutOfMemory)?;
+        }
+        let pending = self.pending(cursor);
+        let old = pending.len();
+        heap.extend_from_slice(pending);
+        self.heap = heap;
+        self.zero_heap_to(new_len);
+        self.location = Location::Heap;
+        self.mode = PoolMode::Alloc;
+        Ok(self.heap_bounds(old))
     }
 
     /// Zero-fills `heap` (whose capacity is at least `need`) to at least
@@ -387,30 +462,11 @@ impl<M: SlotMap> State<M> {
         let len = self.len(cursor);
         let location = core::mem::replace(&mut self.location, Location::Idle);
         self.view = 0;
-        if len > 0 {
-            self.hint = len;
-        }
         let slice = match location {
+            // A message emptied by `truncate` lends nothing.
+            _ if len == 0 => Slice::empty(),
             Location::Idle => Slice::empty(),
-            Location::Pool { slot, start } => {
-                let bit = 1u64 << slot;
-                // SAFETY: `control` is alive while the producer is.
-                unsafe { self.control.as_ref() }.lend(bit);
-                self.layout.lend(slot, start, start + len, self.mode);
-                // SAFETY: `start..start + len` was the pending message: pool
-                // memory, initialised, overlapping no lent span; from now on
-                // the layout records it as slot `slot`'s, so the producer does
-                // not touch it until it sees the slot returned. `lend` marked
-                // the slot and took an ownership for the slice.
-                unsafe {
-                    Slice::pooled(
-                        NonNull::new_unchecked(self.base.as_ptr().add(start)),
-                        len,
-                        bit,
-                        self.control,
-                    )
-                }
-            }
+            Location::Pool { slot, start } => self.lend(slot, start, len),
             #[cfg(feature = "alloc")]
             Location::Heap => {
                 let mut heap = core::mem::take(&mut self.heap);
@@ -418,11 +474,38 @@ impl<M: SlotMap> State<M> {
                 Slice::heap(heap)
             }
         };
+        if len > 0 {
+            self.hint = len;
+        }
         (slice, self.base.as_ptr())
     }
 
-    /// Under loom: records an access to pool bytes `at..at + len`.
-    #[cfg(all(loom, feature = "alloc"))]
+    /// Lends the `len` bytes (at least one) from `start` of pool memory,
+    /// the pending message placed under `slot`, as a slice.
+    fn lend(&mut self, slot: u32, start: usize, len: usize) -> Slice<M> {
+        let bit = 1u64 << slot;
+        // SAFETY: `control` is alive while the producer is.
+        unsafe { self.control.as_ref() }.lend(bit);
+        self.layout
+            .lend(slot, start, start.wrapping_add(len), self.mode);
+        // SAFETY: `start..start + len` was the pending message: pool memory,
+        // initialised, overlapping no lent span; from now on the layout
+        // records it as slot `slot`'s, so the producer does not touch it
+        // until it sees the slot returned. `lend` marked the slot and took an
+        // ownership for the slice.
+        unsafe {
+            Slice::pooled(
+                NonNull::new_unchecked(self.base.as_ptr().add(start)),
+                len,
+                bit,
+                self.control,
+            )
+        }
+    }
+
+    /// Records an access to pool bytes `at..at + len` for loom (nothing
+    /// without loom).
+    #[inline(always)]
     fn touch(&self, at: *const u8, len: usize, write: bool) {
         // SAFETY: `control` is alive while the producer is.
         unsafe { self.control.as_ref() }.touch(at, len, write);
@@ -436,14 +519,13 @@ impl<M: SlotMap> State<M> {
                 // SAFETY: `start` lies within the pool memory.
                 let at = unsafe { self.base.as_ptr().add(start) };
                 let len = self.len(cursor);
-                #[cfg(all(loom, feature = "alloc"))]
                 self.touch(at, len, false);
                 // SAFETY: `at..cursor` is the pending message: initialised
                 // pool memory no lent slice overlaps, borrowed through `&self`.
                 unsafe { core::slice::from_raw_parts(at, len) }
             }
             #[cfg(feature = "alloc")]
-            Location::Heap => &self.heap[..self.len(cursor)],
+            Location::Heap => self.heap.get(..self.len(cursor)).unwrap_or_default(),
         }
     }
 
@@ -455,7 +537,6 @@ impl<M: SlotMap> State<M> {
                 // SAFETY: `start` lies within the pool memory.
                 let at = unsafe { self.base.as_ptr().add(start) };
                 let len = self.len(cursor);
-                #[cfg(all(loom, feature = "alloc"))]
                 self.touch(at, len, true);
                 // SAFETY: as in `pending`, borrowed uniquely through `&mut self`.
                 unsafe { core::slice::from_raw_parts_mut(at, len) }
@@ -463,7 +544,7 @@ impl<M: SlotMap> State<M> {
             #[cfg(feature = "alloc")]
             Location::Heap => {
                 let len = self.len(cursor);
-                &mut self.heap[..len]
+                self.heap.get_mut(..len).unwrap_or_default()
             }
         }
     }

@@ -164,6 +164,25 @@ impl<M: SlotMap> Slice<M> {
     }
 }
 
+/// A message in system memory, as `buffer_sv2`'s `Slice` converts from a
+/// vector (but with `len()` the vector's length).
+///
+/// # Examples
+///
+/// ```
+/// use buffer_pool::Slice;
+///
+/// let message: Slice = b"abc".to_vec().into();
+/// assert_eq!((message.len(), message.is_pooled()), (3, false));
+/// assert_eq!(message.as_ref(), b"abc");
+/// ```
+#[cfg(feature = "alloc")]
+impl<M: SlotMap> From<Vec<u8>> for Slice<M> {
+    fn from(bytes: Vec<u8>) -> Self {
+        Self::heap(bytes)
+    }
+}
+
 impl<M: SlotMap> AsRef<[u8]> for Slice<M> {
     #[inline]
     fn as_ref(&self) -> &[u8] {
@@ -172,11 +191,8 @@ impl<M: SlotMap> AsRef<[u8]> for Slice<M> {
             Inner::Pooled {
                 ptr, len, control, ..
             } => {
-                #[cfg(all(loom, feature = "alloc"))]
                 // SAFETY: a pooled slice's control block outlives it.
                 unsafe { control.as_ref() }.touch(ptr.as_ptr(), *len, false);
-                #[cfg(not(all(loom, feature = "alloc")))]
-                let _ = control;
                 // SAFETY: `ptr..ptr + len` is initialised and accessed only
                 // through this slice while it lives (invariant of `pooled`);
                 // `&self` makes this a shared borrow of it.
@@ -196,11 +212,8 @@ impl<M: SlotMap> AsMut<[u8]> for Slice<M> {
             Inner::Pooled {
                 ptr, len, control, ..
             } => {
-                #[cfg(all(loom, feature = "alloc"))]
                 // SAFETY: a pooled slice's control block outlives it.
                 unsafe { control.as_ref() }.touch(ptr.as_ptr(), *len, true);
-                #[cfg(not(all(loom, feature = "alloc")))]
-                let _ = control;
                 // SAFETY: as in `as_ref`; `&mut self` makes the borrow unique.
                 unsafe { core::slice::from_raw_parts_mut(ptr.as_ptr(), *len) }
             }

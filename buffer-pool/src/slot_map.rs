@@ -1,9 +1,10 @@
 //! Slot maps: how many slices a pool can lend at once, and the atomic word
 //! that records which slots are lent.
 
-#[cfg(any(loom, target_has_atomic = "64"))]
-use crate::loom::AtomicU64;
-use crate::loom::{AtomicU8, AtomicU16, AtomicU32, Ordering};
+use crate::loom::sync::atomic::{AtomicU8, AtomicU16, AtomicU32, Ordering};
+with_atomic_u64! {
+    use crate::loom::sync::atomic::AtomicU64;
+}
 
 /// The width of a pool's slot map: `u8` (the default: 8 slices at once, as
 /// `buffer_sv2`), `u16`, `u32` or `u64` (64 slices at once).
@@ -19,7 +20,7 @@ use crate::loom::{AtomicU8, AtomicU16, AtomicU32, Ordering};
 /// use buffer_pool::{Buffer, BufferPool};
 ///
 /// // A pool that can lend 32 slices at once.
-/// let mut pool = BufferPool::<u32>::with_slot_map(32 * 4);
+/// let mut pool = BufferPool::<_, u32>::with_slot_map(32 * 4);
 /// let mut held = Vec::new();
 /// for i in 0..32u8 {
 ///     pool.get_writable(4).copy_from_slice(&[i; 4]);
@@ -54,9 +55,10 @@ pub(crate) mod sealed {
         type Spans: Copy + AsRef<[Span]> + AsMut<[Span]> + core::fmt::Debug;
         /// An all-empty span table.
         const EMPTY_SPANS: Self::Spans;
-        /// A slot map with every slot free, usable in `const` contexts.
-        #[cfg(not(loom))]
-        const ZERO: Self::Atomic;
+        without_loom! {
+            /// A slot map with every slot free, usable in `const` contexts.
+            const ZERO: Self::Atomic;
+        }
         /// A slot map with every slot free.
         fn new_atomic() -> Self::Atomic;
         /// Loads the map, widened to `u64`.
@@ -82,8 +84,9 @@ macro_rules! slot_map {
             type Atomic = $atomic;
             type Spans = [sealed::Span; $bits];
             const EMPTY_SPANS: Self::Spans = [sealed::Span { start: 0, end: 0 }; $bits];
-            #[cfg(not(loom))]
-            const ZERO: Self::Atomic = $atomic::new(0);
+            without_loom! {
+                const ZERO: Self::Atomic = $atomic::new(0);
+            }
 
             fn new_atomic() -> Self::Atomic {
                 $atomic::new(0)
@@ -111,5 +114,6 @@ macro_rules! slot_map {
 slot_map!(u8, AtomicU8, 8);
 slot_map!(u16, AtomicU16, 16);
 slot_map!(u32, AtomicU32, 32);
-#[cfg(any(loom, target_has_atomic = "64"))]
-slot_map!(u64, AtomicU64, 64);
+with_atomic_u64! {
+    slot_map!(u64, AtomicU64, 64);
+}

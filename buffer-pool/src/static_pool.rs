@@ -2,7 +2,8 @@
 
 use crate::control::Control;
 use crate::layout::PoolMode;
-use crate::loom::{AtomicBool, Ordering, UnsafeCell};
+use crate::loom::cell::UnsafeCell;
+use crate::loom::sync::atomic::{AtomicBool, Ordering};
 use crate::producer::{Producer, StateSlot};
 use crate::slice::Slice;
 use crate::slot_map::SlotMap;
@@ -35,7 +36,7 @@ pub struct PoolStorage<const N: usize, M: SlotMap = u8> {
     claimed: AtomicBool,
     /// The claimant's producer state: written by `pool`, dropped by the
     /// pool's `drop`, used by that pool only.
-    state: core::cell::UnsafeCell<StateSlot<M>>,
+    state: UnsafeCell<StateSlot<M>>,
     bytes: UnsafeCell<[u8; N]>,
 }
 
@@ -64,7 +65,7 @@ impl<const N: usize, M: SlotMap> PoolStorage<N, M> {
         Self {
             control: Control::new_static(),
             claimed: AtomicBool::new(false),
-            state: core::cell::UnsafeCell::new(StateSlot::<M>::uninit()),
+            state: UnsafeCell::new(StateSlot::<M>::uninit()),
             bytes: UnsafeCell::new([0; N]),
         }
     }
@@ -93,8 +94,9 @@ impl<const N: usize, M: SlotMap> PoolStorage<N, M> {
             return Err(StorageInUse);
         }
         let lent = self.control.lent_acquire();
-        let base = NonNull::new(self.bytes.get().cast::<u8>()).unwrap_or(NonNull::dangling());
-        let slot = NonNull::new(self.state.get()).unwrap_or(NonNull::dangling());
+        let base = self.bytes.with_mut(|bytes| NonNull::new(bytes.cast::<u8>()));
+        let base = base.unwrap_or(NonNull::dangling());
+        let slot = self.state.with_mut(NonNull::new).unwrap_or(NonNull::dangling());
         // SAFETY: the storage is `'static`; the claim makes this the only
         // producer; `lent` is what the slot map holds now (only a producer
         // sets bits, and there is no other). The claim also makes `slot` this
@@ -146,26 +148,29 @@ impl fmt::Display for StorageInUse {
 impl core::error::Error for StorageInUse {}
 
 /// A pool over [`PoolStorage`]: like `BufferPool` (feature `alloc`) but
-/// with no system-memory fallback, so when no slot or no space is free,
+/// with no system-memory fallback, so
 /// [`try_get_writable`](Buffer::try_get_writable) returns
-/// [`BufferError::CapacityExceeded`].
+/// [`BufferError::NoFreeSlot`] when every slot is lent and
+/// [`BufferError::CapacityExceeded`] when no free region has room.
 ///
 /// # Examples
 ///
 /// ```
 /// use buffer_pool::{Buffer, BufferError, PoolStorage};
 ///
-/// static STORAGE: PoolStorage<8> = PoolStorage::new();
+/// static STORAGE: PoolStorage<16> = PoolStorage::new();
 /// let mut pool = STORAGE.pool().unwrap();
 /// let mut held = Vec::new();
 /// for _ in 0..8 {
 ///     pool.try_get_writable(1)?;
 ///     held.push(pool.get_data_owned());
 /// }
-/// // Eight slices are out: no slot for a ninth.
+/// // Eight slices are out: 8 bytes are free, but there is no slot for a ninth.
+/// assert_eq!(pool.try_get_writable(1), Err(BufferError::NoFreeSlot));
+/// held.remove(0);
 /// assert_eq!(
-///     pool.try_get_writable(1),
-///     Err(BufferError::CapacityExceeded { requested: 1, available: 0 })
+///     pool.try_get_writable(9),
+///     Err(BufferError::CapacityExceeded { requested: 9, available: 8 })
 /// );
 /// # Ok::<(), BufferError>(())
 /// ```
@@ -265,7 +270,7 @@ impl<M: SlotMap> Buffer for StaticBufferPool<M> {
     ///
     /// # Panics
     ///
-    /// If no slot or not enough pool space is free;
+    /// If no slot or not enough pool space is free (the message says which);
     /// [`try_get_writable`](Buffer::try_get_writable) returns an error instead.
     #[inline]
     fn get_writable(&mut self, len: usize) -> &mut [u8] {
@@ -283,7 +288,7 @@ impl<M: SlotMap> Buffer for StaticBufferPool<M> {
     }
 }
 
-forward_views!(StaticBufferPool);
+forward_views!([M: SlotMap] StaticBufferPool<M>);
 
 impl<M: SlotMap> Drop for StaticBufferPool<M> {
     fn drop(&mut self) {

@@ -162,7 +162,7 @@ fn worker<M: SlotMap>(rx: mpsc::Receiver<Cmd<M>>, done: mpsc::Sender<u64>) {
 type Held<M> = (u64, Option<Slice<M>>, usize, Vec<u8>);
 
 fn run<M: SlotMap>(slots: usize, cap: usize, ops: &[Op]) {
-    let mut pool = BufferPool::<M>::with_slot_map(cap);
+    let mut pool = BufferPool::<_, M>::with_slot_map(cap);
     let mut model = Model {
         cap,
         slots,

@@ -7,11 +7,13 @@
     reason = "tests use std"
 )]
 
-use buffer_pool::{Buffer, BufferError, BufferPool, PoolMode, PoolStorage, Slice, SlotMap};
+use buffer_pool::{
+    Buffer, BufferError, BufferFromSystemMemory, BufferPool, PoolMode, PoolStorage, Slice, SlotMap,
+};
 use std::collections::VecDeque;
 
 /// Writes `bytes` one `get_writable` per byte and hands the message out.
-fn message<M: SlotMap>(pool: &mut BufferPool<M>, bytes: &[u8]) -> Slice<M> {
+fn message<M: SlotMap>(pool: &mut BufferPool<BufferFromSystemMemory, M>, bytes: &[u8]) -> Slice<M> {
     for &b in bytes {
         pool.get_writable(1)[0] = b;
     }
@@ -277,6 +279,27 @@ fn growing_message_moves_to_the_front_with_its_bytes() {
     assert_eq!((b.as_ref(), c.as_ref()), (&[2; 4][..], &b"xyzuvw"[..]));
 }
 
+/// A message that grows into space freed just before it moves down over
+/// itself, a byte at a time here, and keeps its bytes.
+#[test]
+fn growing_message_moves_down_over_itself() {
+    let mut pool = BufferPool::new(10);
+    let a = message(&mut pool, &[1; 4]);
+    let b = message(&mut pool, &[2]);
+    // Bytes 5..10: the whole back region.
+    pool.get_writable(5).copy_from_slice(b"abcde");
+    drop(b);
+    // One more byte fits only from byte 4 on, which overlaps the message.
+    pool.get_writable(1)[0] = b'f';
+    assert!(pool.is_back_mode());
+    let c = pool.get_data_owned();
+    assert!(c.is_pooled());
+    assert_eq!((a.as_ref(), c.as_ref()), (&[1; 4][..], &b"abcdef"[..]));
+    // The next message starts after `c`: it was recorded at bytes 4..10.
+    pool.get_writable(1);
+    assert!(pool.is_alloc_mode());
+}
+
 /// A new message goes where one as long as the last message fits, so a run
 /// of similar messages is not started in a gap too small for it.
 #[test]
@@ -306,7 +329,7 @@ fn ninth_live_slice_comes_from_system_memory() {
 #[test]
 fn wide_slot_maps_lend_one_slice_per_bit() {
     fn lend_all<M: SlotMap>(slots: usize) {
-        let mut pool = BufferPool::<M>::with_slot_map(slots * 2);
+        let mut pool = BufferPool::<_, M>::with_slot_map(slots * 2);
         let held: Vec<_> = (0..slots)
             .map(|n| message(&mut pool, &[n as u8, 1]))
             .collect();
@@ -449,12 +472,16 @@ fn static_storage_ninth_slice_is_an_error() {
             pool.get_data_owned()
         })
         .collect();
+    // 56 of the 64 bytes are free, but all eight slots are lent.
+    let err = pool.try_get_writable(1).unwrap_err();
+    assert_eq!(err, BufferError::NoFreeSlot);
     assert_eq!(
-        pool.try_get_writable(1),
-        Err(BufferError::CapacityExceeded {
-            requested: 1,
-            available: 0
-        })
+        err.to_string(),
+        "no free slot: every slot is lent to a message still alive"
+    );
+    assert!(
+        pool.is_empty(),
+        "a failed call leaves the message unchanged"
     );
     assert!(
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

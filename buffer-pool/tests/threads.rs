@@ -28,7 +28,7 @@ fn bytes_of(id: u32, max: usize) -> Vec<u8> {
 }
 
 fn stress<M: SlotMap>(cap: usize, max_len: usize, messages: u32, hold: usize) {
-    let mut pool = BufferPool::<M>::with_slot_map(cap);
+    let mut pool = BufferPool::<_, M>::with_slot_map(cap);
     let mut senders = Vec::new();
     let mut consumers = Vec::new();
     for c in 0..3usize {

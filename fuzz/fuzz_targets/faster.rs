@@ -56,7 +56,7 @@ fn workers() -> &'static [Sender<Cmd>] {
 
 fn run<M: SlotMap>(input: &Input) {
     let capacity = usize::from(input.capacity);
-    let mut pool = BufferPool::<M>::with_slot_map(capacity);
+    let mut pool = BufferPool::<_, M>::with_slot_map(capacity);
     let mut kept: Vec<(Slice<M>, Vec<u8>)> = Vec::new();
     for (i, m) in input.messages.iter().enumerate() {
         let bytes: Vec<u8> = (0..m.len).map(|k| (i as u8).wrapping_mul(31) ^ k).collect();

@@ -170,7 +170,7 @@ fn pipeline<M: SlotMap + 'static, const K: usize>(
 }
 
 fn produce<M: SlotMap>(input: &Input, mut tx: Producer<'static, Slice<M>>) {
-    let mut pool = BufferPool::<M>::with_slot_map(usize::from(input.pool_bytes));
+    let mut pool = BufferPool::<_, M>::with_slot_map(usize::from(input.pool_bytes));
     for (seq, m) in input.messages.iter().enumerate() {
         let len = usize::from(m.len % 1024);
         let step = match usize::from(m.chunk) {

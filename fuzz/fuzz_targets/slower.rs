@@ -80,7 +80,7 @@ fn workers() -> &'static [Sender<Cmd>] {
 
 fn run<M: SlotMap>(input: &Input) {
     let capacity = (u64::from(input.raw) >> (input.shift % 33)) as usize;
-    let mut pool = BufferPool::<M>::with_slot_map(capacity);
+    let mut pool = BufferPool::<_, M>::with_slot_map(capacity);
     let mut kept: Vec<(Slice<M>, Vec<u8>)> = Vec::new();
     for (i, m) in input.messages.iter().take(64).enumerate() {
         let bytes: Vec<u8> = (0..usize::from(m.len))

@@ -56,9 +56,12 @@ impl core::error::Error for WriteError {}
 ///
 /// let mut buf = FixedBuffer::<4>::new();
 /// assert!(buf.try_get_writable(3).is_ok());
+/// let full = buf.try_get_writable(2).unwrap_err();
+/// assert_eq!(full, BufferError::CapacityExceeded { requested: 2, available: 1 });
+/// assert_eq!(full.to_string(), "buffer full: 2 bytes requested, 1 available");
 /// assert_eq!(
-///     buf.try_get_writable(2),
-///     Err(BufferError::CapacityExceeded { requested: 2, available: 1 })
+///     BufferError::NoFreeSlot.to_string(),
+///     "no free slot: every slot is lent to a message still alive"
 /// );
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -74,6 +77,11 @@ pub enum BufferError {
     },
     /// Growing the buffer failed: the allocator refused, or the size overflowed.
     OutOfMemory,
+    /// A new message needs a slot of its own and every slot is lent: the
+    /// buffer lends finished messages out and can track only so many at
+    /// once (8 for a pool with the default slot map), whatever bytes are
+    /// free. Dropping a handed-out message frees its slot.
+    NoFreeSlot,
 }
 
 impl fmt::Display for BufferError {
@@ -87,6 +95,9 @@ impl fmt::Display for BufferError {
                 "buffer full: {requested} bytes requested, {available} available"
             ),
             Self::OutOfMemory => f.write_str("buffer could not allocate memory"),
+            Self::NoFreeSlot => {
+                f.write_str("no free slot: every slot is lent to a message still alive")
+            }
         }
     }
 }

@@ -12,6 +12,10 @@ mod error;
 mod impls;
 mod write;
 
+/// The in-place buffer of AEAD ciphers (`aead::Buffer`), implemented for
+/// [`FixedBuffer`] and `BufferFromSystemMemory` with the `aead` feature.
+#[cfg(feature = "aead")]
+pub use aead::Buffer as AeadBuffer;
 pub use buffer::Buffer;
 pub use error::{BufferError, WriteError};
 pub use impls::fixed::{FixedBuffer, FixedSlice};

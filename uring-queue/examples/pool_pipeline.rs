@@ -7,7 +7,7 @@
 //! cargo run --release -p ncio-uring-queue --features std --example pool_pipeline
 //! ```
 
-use buffer_pool::{Buffer, BufferPool, Slice};
+use buffer_pool::{Buffer, BufferFromSystemMemory, BufferPool, Slice};
 use std::thread;
 use std::time::Instant;
 use uring_queue::{Error, HeapRing, PushError};
@@ -26,7 +26,7 @@ const RELEASE_EVERY: usize = 16;
 
 /// The bytes of message `seq`: a 4-byte sequence number, then a payload of
 /// 8 to 263 bytes derived from it (what a driver would copy off the wire).
-fn write_message(pool: &mut BufferPool<u64>, seq: u32) {
+fn write_message(pool: &mut BufferPool<BufferFromSystemMemory, u64>, seq: u32) {
     let len = 8 + (seq.wrapping_mul(2_654_435_761) >> 24) as usize;
     let buf = pool.get_writable(4 + len);
     buf[..4].copy_from_slice(&seq.to_le_bytes());
@@ -53,7 +53,7 @@ fn main() -> Result<(), Error> {
     let start = Instant::now();
 
     let producer = thread::spawn(move || -> Result<usize, Error> {
-        let mut pool = BufferPool::<u64>::with_slot_map(POOL_BYTES);
+        let mut pool = BufferPool::<_, u64>::with_slot_map(POOL_BYTES);
         let mut pooled = 0;
         for seq in 0..MESSAGES {
             write_message(&mut pool, seq);

@@ -61,7 +61,9 @@ fn chunks(len: usize, data: &[u8]) -> impl Iterator<Item = &[u8]> {
     })
 }
 
-impl<M: buffer_pool::SlotMap> Variant for buffer_pool::BufferPool<M> {
+impl<M: buffer_pool::SlotMap> Variant
+    for buffer_pool::BufferPool<buffer_pool::BufferFromSystemMemory, M>
+{
     type Out = buffer_pool::Slice<M>;
     #[inline(always)]
     fn write(&mut self, len: usize, data: &[u8]) {
@@ -364,7 +366,7 @@ fn run_pattern(ctx: &Ctx, test: &str, pattern: Pattern, iterations: usize, round
             pattern,
             &lens,
             &data,
-            buffer_pool::BufferPool::<u64>::with_slot_map(CAPACITY),
+            buffer_pool::BufferPool::<_, u64>::with_slot_map(CAPACITY),
         );
         add(
             &mut c,

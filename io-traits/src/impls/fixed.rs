@@ -35,7 +35,7 @@ pub type FixedSlice<const N: usize> = heapless::Vec<u8, N>;
 #[derive(Debug, Clone, Default)]
 pub struct FixedBuffer<const N: usize> {
     inner: heapless::Vec<u8, N>,
-    start: usize,
+    pub(crate) start: usize,
 }
 
 impl<const N: usize> FixedBuffer<N> {
@@ -71,6 +71,13 @@ impl<const N: usize> FixedBuffer<N> {
     pub const fn capacity(&self) -> usize {
         N
     }
+
+    /// Shortens the pending message to `len` bytes; a longer `len` changes
+    /// nothing.
+    #[cfg(feature = "aead")]
+    pub(crate) fn truncate_pending(&mut self, len: usize) {
+        self.inner.truncate(len);
+    }
 }
 
 impl<const N: usize> Buffer for FixedBuffer<N> {
@@ -102,7 +109,7 @@ impl<const N: usize> Buffer for FixedBuffer<N> {
         }
         // Cannot fail: `old + len <= N` was checked above.
         let _ = self.inner.resize(old + len, 0);
-        Ok(&mut self.inner[old..])
+        Ok(self.inner.get_mut(old..).unwrap_or_default())
     }
 
     #[inline]

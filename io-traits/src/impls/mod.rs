@@ -72,12 +72,12 @@ macro_rules! pending_view {
     () => {
         fn get_data_by_ref(&mut self, len: usize) -> &mut [u8] {
             let n = len.min(self.inner.len());
-            &mut self.inner[..n]
+            self.inner.get_mut(..n).unwrap_or_default()
         }
 
         fn get_data_by_ref_(&self, len: usize) -> &[u8] {
             let n = len.min(self.inner.len());
-            &self.inner[..n]
+            self.inner.get(..n).unwrap_or_default()
         }
 
         fn len(&self) -> usize {
@@ -94,6 +94,8 @@ macro_rules! pending_view {
     };
 }
 
+#[cfg(feature = "aead")]
+mod aead;
 #[cfg(feature = "embedded-io")]
 pub(crate) mod embedded_io;
 pub(crate) mod fixed;

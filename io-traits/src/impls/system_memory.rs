@@ -21,7 +21,7 @@ use alloc::vec::Vec;
 pub struct BufferFromSystemMemory {
     inner: Vec<u8>,
     capacity: usize,
-    start: usize,
+    pub(crate) start: usize,
 }
 
 impl BufferFromSystemMemory {
@@ -41,6 +41,13 @@ impl BufferFromSystemMemory {
             capacity,
             start: 0,
         }
+    }
+
+    /// Shortens the pending message to `len` bytes; a longer `len` changes
+    /// nothing.
+    #[cfg(feature = "aead")]
+    pub(crate) fn truncate_pending(&mut self, len: usize) {
+        self.inner.truncate(len);
     }
 }
 
