@@ -64,6 +64,41 @@ impl fmt::Display for ReadErrorKind {
 
 impl core::error::Error for ReadErrorKind {}
 
+/// Where a read first failed: the bytes before `valid` were read and the
+/// byte at `valid` failed with `kind`. Every read layer reports a failure
+/// as this: [`ReadSummary::first_error`](crate::ReadSummary::first_error),
+/// [`Completion::first_error`](crate::Completion::first_error) (offsets
+/// within the op), and the error of [`AsyncReader::read`](crate::AsyncReader::read).
+///
+/// For an [`AsyncReader`](crate::AsyncReader) read, from `valid` on the
+/// buffer holds what it held before, except after a read too large for the
+/// staging space, which goes straight into the buffer: there it may also
+/// hold bytes read past the failure.
+///
+/// # Examples
+///
+/// ```
+/// use batch_reader::{PartialRead, ReadErrorKind};
+///
+/// let e = PartialRead { valid: 3, kind: ReadErrorKind::Unmapped };
+/// assert_eq!(e.to_string(), "read failed after 3 bytes: address not mapped");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PartialRead {
+    /// How many bytes, from the start of the buffer, were read.
+    pub valid: usize,
+    /// Why the byte at `valid` could not be read.
+    pub kind: ReadErrorKind,
+}
+
+impl fmt::Display for PartialRead {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "read failed after {} bytes: {}", self.valid, self.kind)
+    }
+}
+
+impl core::error::Error for PartialRead {}
+
 /// A [`Geometry`](crate::Geometry) that cannot describe a backend.
 ///
 /// # Examples

@@ -935,7 +935,7 @@ fn joined_reads_match_the_synchronous_reader() {
             let mut expect = [0x55u8; 24];
             let want = match sync.read_buf(addr, &mut expect[..len]).first_error() {
                 None => Ok(()),
-                Some((valid, kind)) => Err(PartialRead { valid, kind }),
+                Some(failed) => Err(failed),
             };
             assert_eq!(got[i], want, "read {i} at {addr}, {len} bytes");
             let valid = want.err().map_or(len, |e| e.valid);

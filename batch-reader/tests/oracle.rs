@@ -4,7 +4,9 @@
 mod common;
 
 use batch_reader::backends::MemoryBackend;
-use batch_reader::{CoalescePolicy, Geometry, ReadBackend, ReadErrorKind, ReadOp, Reader, Report};
+use batch_reader::{
+    CoalescePolicy, Geometry, PartialRead, ReadBackend, ReadErrorKind, ReadOp, Reader, Report,
+};
 use common::{Collector, Outcome, normalize, oracle};
 use proptest::prelude::*;
 
@@ -288,7 +290,10 @@ fn run_buf_and_val(c: &Case, mem: &[u8]) {
         assert_eq!(
             s.first_error(),
             want.iter()
-                .find_map(|s| s.result.err().map(|e| (s.offset, e)))
+                .find_map(|s| s.result.err().map(|kind| PartialRead {
+                    valid: s.offset,
+                    kind
+                }))
         );
         // read_val over the first 8 bytes of the op.
         let mut b8 = backend(c, mem);

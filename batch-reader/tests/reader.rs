@@ -3,7 +3,8 @@
 
 use batch_reader::backends::MemoryBackend;
 use batch_reader::{
-    CoalescePolicy, Counters, Geometry, ReadBackend, ReadErrorKind, ReadOp, Reader, Report, Segment,
+    CoalescePolicy, Counters, Geometry, PartialRead, ReadBackend, ReadErrorKind, ReadOp, Reader,
+    Report, Segment,
 };
 
 fn geometry(boundary: Option<u64>, max_transfer: usize, max_ops: usize) -> Geometry {
@@ -262,7 +263,16 @@ fn op_with_more_fragments_than_the_table_completes_in_parts() {
         parts,
         vec![
             (42, 0, 32, false, None),
-            (42, 32, 32, false, Some((36, ReadErrorKind::Unmapped))),
+            (
+                42,
+                32,
+                32,
+                false,
+                Some(PartialRead {
+                    valid: 36,
+                    kind: ReadErrorKind::Unmapped
+                })
+            ),
             (42, 64, 16, true, None),
         ]
     );
