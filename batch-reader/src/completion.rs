@@ -29,10 +29,10 @@ pub(crate) struct FragRecord {
 /// address 20 cuts the second one short:
 ///
 /// ```
-/// use batch_reader::{backends::MemoryBackend, Fragment, Geometry, ReadErrorKind, ReadOp, Reader};
+/// use batch_reader::{backends::{Faulty, MemoryBackend}, Fragment, Geometry, ReadErrorKind, ReadOp, Reader};
 ///
 /// let mem = [0u8; 32];
-/// let mut backend = MemoryBackend::new(&mem, Geometry::new(Some(16), 16, 8)?);
+/// let mut backend = Faulty::new(MemoryBackend::new(&mem, Geometry::new(Some(16), 16, 8)?));
 /// backend.inject_fault(20..24, ReadErrorKind::Io)?;
 /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
 /// let mut buf = [0u8; 16];
@@ -110,10 +110,10 @@ impl Segment {
 /// # Examples
 ///
 /// ```
-/// use batch_reader::{backends::MemoryBackend, Geometry, ReadErrorKind, ReadOp, Reader, Segment};
+/// use batch_reader::{backends::{Faulty, MemoryBackend}, Geometry, ReadErrorKind, ReadOp, Reader, Segment};
 ///
 /// let mem = [7u8; 256];
-/// let mut backend = MemoryBackend::new(&mem, Geometry::new(Some(64), 64, 8)?);
+/// let mut backend = Faulty::new(MemoryBackend::new(&mem, Geometry::new(Some(64), 64, 8)?));
 /// backend.inject_fault(64..128, ReadErrorKind::Unmapped)?;
 /// let mut r: Reader<_, _> = Reader::new(backend, [0u8; 0]);
 /// let mut buf = [0u8; 96];
@@ -343,10 +343,10 @@ impl<'a> Completion<'a> {
     /// # Examples
     ///
     /// ```
-    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadErrorKind, ReadOp, Reader};
+    /// use batch_reader::{backends::{Faulty, MemoryBackend}, Geometry, ReadErrorKind, ReadOp, Reader};
     ///
     /// let mem = [0u8; 32];
-    /// let mut backend = MemoryBackend::new(&mem, Geometry::new(Some(16), 16, 8)?);
+    /// let mut backend = Faulty::new(MemoryBackend::new(&mem, Geometry::new(Some(16), 16, 8)?));
     /// backend.inject_fault(20..32, ReadErrorKind::Unmapped)?;
     /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
     /// let mut buf = [0u8; 16];
@@ -366,10 +366,10 @@ impl<'a> Completion<'a> {
     /// # Examples
     ///
     /// ```
-    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadErrorKind, ReadOp, Reader};
+    /// use batch_reader::{backends::{Faulty, MemoryBackend}, Geometry, ReadErrorKind, ReadOp, Reader};
     ///
     /// let mem = [0u8; 32];
-    /// let mut backend = MemoryBackend::new(&mem, Geometry::new(Some(16), 16, 8)?);
+    /// let mut backend = Faulty::new(MemoryBackend::new(&mem, Geometry::new(Some(16), 16, 8)?));
     /// backend.inject_fault(20..32, ReadErrorKind::Unmapped)?;
     /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
     /// let mut buf = [0u8; 16];
@@ -388,10 +388,10 @@ impl<'a> Completion<'a> {
     /// # Examples
     ///
     /// ```
-    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadErrorKind, ReadOp, Reader};
+    /// use batch_reader::{backends::{Faulty, MemoryBackend}, Geometry, ReadErrorKind, ReadOp, Reader};
     ///
     /// let mem = [0u8; 32];
-    /// let mut backend = MemoryBackend::new(&mem, Geometry::new(Some(16), 16, 8)?);
+    /// let mut backend = Faulty::new(MemoryBackend::new(&mem, Geometry::new(Some(16), 16, 8)?));
     /// backend.inject_fault(20..32, ReadErrorKind::Unmapped)?;
     /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
     /// let mut buf = [0u8; 16];
@@ -411,10 +411,10 @@ impl<'a> Completion<'a> {
     /// # Examples
     ///
     /// ```
-    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadErrorKind, ReadOp, Reader};
+    /// use batch_reader::{backends::{Faulty, MemoryBackend}, Geometry, PartialRead, ReadErrorKind, ReadOp, Reader};
     ///
     /// let mem = [0u8; 32];
-    /// let mut backend = MemoryBackend::new(&mem, Geometry::new(Some(16), 16, 8)?);
+    /// let mut backend = Faulty::new(MemoryBackend::new(&mem, Geometry::new(Some(16), 16, 8)?));
     /// backend.inject_fault(20..32, ReadErrorKind::Unmapped)?;
     /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
     /// let mut buf = [0u8; 16];
@@ -501,10 +501,10 @@ impl<'a> Completion<'a> {
 /// read.
 ///
 /// ```
-/// use batch_reader::{backends::MemoryBackend, Geometry, ReadErrorKind, ReadOp, Reader};
+/// use batch_reader::{backends::{Faulty, MemoryBackend}, Geometry, ReadErrorKind, ReadOp, Reader};
 ///
 /// let mem = [0u8; 64];
-/// let mut backend = MemoryBackend::new(&mem, Geometry::new(Some(8), 8, 8)?);
+/// let mut backend = Faulty::new(MemoryBackend::new(&mem, Geometry::new(Some(8), 8, 8)?));
 /// backend.inject_fault(24..32, ReadErrorKind::Unmapped)?;
 /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
 /// let mut buf = [0u8; 24];
@@ -714,7 +714,7 @@ impl ReadSummary {
     /// # Examples
     ///
     /// ```
-    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadErrorKind, Reader};
+    /// use batch_reader::{backends::MemoryBackend, Geometry, PartialRead, ReadErrorKind, Reader};
     ///
     /// let mem = [1u8; 16];
     /// let backend = MemoryBackend::new(&mem, Geometry::new(None, 32, 8)?);

@@ -22,7 +22,7 @@ mod reader;
 pub use async_reader::{
     AsyncReader, DEFAULT_QUEUE, DEFAULT_STAGING, ReadFuture, ReadValFuture, RunFuture,
 };
-pub use backend::{ReadBackend, Report, ScatterOp};
+pub use backend::{ReadAt, ReadBackend, Report, ScatterOp, read_each_at};
 pub use completion::{Completion, Fragment, ReadSummary, Segment, Segments};
 pub use counters::Counters;
 pub use error::{FaultMapError, GeometryError, PartialRead, ReadErrorKind};

@@ -297,10 +297,10 @@ impl<B, S, const N: usize, const A: usize> AsyncReader<B, S, N, A> {
     /// # Examples
     ///
     /// ```
-    /// use batch_reader::{backends::MemoryBackend, AsyncReader, Geometry, ReadErrorKind};
+    /// use batch_reader::{backends::{Faulty, MemoryBackend}, AsyncReader, Geometry, ReadErrorKind};
     ///
     /// let mem = [0u8; 16];
-    /// let backend = MemoryBackend::new(&mem, Geometry::new(None, 16, 16)?);
+    /// let backend = Faulty::new(MemoryBackend::new(&mem, Geometry::new(None, 16, 16)?));
     /// let mut reader: AsyncReader<_, _> = AsyncReader::new(backend, [0u8; 0]);
     /// reader.backend_mut().inject_fault(0..4, ReadErrorKind::Io)?;
     /// assert_eq!(embassy_futures::block_on(reader.read_val::<u8>(2)), Err(ReadErrorKind::Io));

@@ -277,10 +277,10 @@ impl<B, S, const N: usize, const F: usize> Reader<B, S, N, F> {
     /// # Examples
     ///
     /// ```
-    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadErrorKind, Reader};
+    /// use batch_reader::{backends::{Faulty, MemoryBackend}, Geometry, ReadErrorKind, Reader};
     ///
     /// let mem = [3u8; 16];
-    /// let backend = MemoryBackend::new(&mem, Geometry::new(None, 16, 8)?);
+    /// let backend = Faulty::new(MemoryBackend::new(&mem, Geometry::new(None, 16, 8)?));
     /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
     /// assert_eq!(reader.read_val::<u8>(4), Ok(3));
     /// reader.backend_mut().inject_fault(4..5, ReadErrorKind::TimedOut)?;
@@ -296,9 +296,9 @@ impl<B, S, const N: usize, const F: usize> Reader<B, S, N, F> {
     /// # Examples
     ///
     /// ```
-    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadErrorKind, Reader};
+    /// use batch_reader::{backends::{Faulty, MemoryBackend}, Geometry, ReadErrorKind, Reader};
     ///
-    /// let backend = MemoryBackend::new(&[], Geometry::new(None, 16, 8)?);
+    /// let backend = Faulty::new(MemoryBackend::new(&[], Geometry::new(None, 16, 8)?));
     /// let mut reader: Reader<_, _> = Reader::new(backend, vec![0u8; 256]);
     /// reader.backend_mut().inject_fault(0..8, ReadErrorKind::Io)?;
     /// let (backend, scratch) = reader.into_parts();
@@ -343,14 +343,14 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
     /// # Examples
     ///
     /// ```
-    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadErrorKind, Reader};
+    /// use batch_reader::{backends::MemoryBackend, Geometry, PartialRead, ReadErrorKind, Reader};
     ///
     /// let mem = [1u8; 100];
     /// let backend = MemoryBackend::new(&mem, Geometry::new(Some(32), 32, 8)?);
     /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
     /// let mut buf = [0u8; 16];
     /// let s = reader.read_buf(90, &mut buf);
-    /// assert_eq!((s.ok_bytes(), s.first_error()), (10, Some((10, ReadErrorKind::OutOfBounds))));
+    /// assert_eq!((s.ok_bytes(), s.first_error()), (10, Some(PartialRead { valid: 10, kind: ReadErrorKind::OutOfBounds })));
     /// # Ok::<(), batch_reader::GeometryError>(())
     /// ```
     // Always inlined: the single-op route is a few instructions around one

@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 
 use proptest::prelude::*;
 
-use crate::backends::MemoryBackend;
+use crate::backends::{Faulty, MemoryBackend};
 use crate::{
     CoalescePolicy, Completion, Counters, Fragment, Geometry, ReadBackend, ReadErrorKind, ReadOp,
     ReadSummary, Reader, Report,
@@ -28,7 +28,7 @@ pub(super) fn mix(mut x: u64) -> u64 {
 /// and does so when `seed` is `None`; with a seed, it breaks that
 /// promise in the same ways, and also hands over a copy of an op.
 pub(super) struct Quirky<'m> {
-    pub(super) inner: MemoryBackend<'m>,
+    pub(super) inner: Faulty<MemoryBackend<'m>>,
     seed: Option<u64>,
     in_order: bool,
     calls: Vec<Vec<(u64, usize, usize)>>,
@@ -299,9 +299,9 @@ pub(super) fn consistent(run: &Run) -> bool {
 
 pub(super) fn run<const N: usize, const F: usize>(c: &Case, mem: &[u8], direct: bool) -> Run {
     let g = Geometry::new(c.boundary, c.max_transfer, c.max_ops).expect("valid geometry");
-    let mut inner = MemoryBackend::new(mem, g);
+    let mut inner = Faulty::new(MemoryBackend::new(mem, g));
     inner.set_accept_limit(c.accept);
-    inner.set_scatter(c.scatter);
+    inner.inner_mut().set_scatter(c.scatter);
     if let Some((start, len)) = c.fault {
         inner
             .inject_fault(start..start + len, ReadErrorKind::Unmapped)
@@ -357,9 +357,9 @@ pub(super) type SingleRun = (
 
 pub(super) fn run_single(c: &Case, mem: &[u8], one: bool) -> SingleRun {
     let g = Geometry::new(c.boundary, c.max_transfer, c.max_ops).expect("valid geometry");
-    let mut inner = MemoryBackend::new(mem, g);
+    let mut inner = Faulty::new(MemoryBackend::new(mem, g));
     inner.set_accept_limit(c.accept);
-    inner.set_scatter(c.scatter);
+    inner.inner_mut().set_scatter(c.scatter);
     if let Some((start, len)) = c.fault {
         inner
             .inject_fault(start..start + len, ReadErrorKind::Unmapped)
