@@ -27,17 +27,24 @@ use crate::{
     CoalescePolicy, Completion, Counters, Geometry, ReadBackend, ReadErrorKind, ReadOp, ReadSummary,
 };
 
-/// Default number of ops in a [`read_iter`](Reader::read_iter) window.
+/// Default number of ops in a [`read_iter`](Reader::read_iter) window: as
+/// many as the default fragment table holds ([`DEFAULT_FRAGMENTS`]).
+///
+/// No backend call carries more ops than the fragment table holds, so a
+/// window of that size is what lets each call carry as many ops as the
+/// backend takes ([`Geometry::max_ops`]), up to 64. A smaller window caps
+/// the calls below what the backend takes; a backend that takes more than
+/// 64 needs both `N` and `F` raised (see [`Reader`]).
 ///
 /// # Examples
 ///
-/// A reader made with [`Reader::new`] reads 17 ops in two windows, so two
-/// backend calls:
+/// A reader made with [`Reader::new`] over a backend that takes 64 ops per
+/// call reads 65 ops in two calls:
 ///
 /// ```
 /// use batch_reader::{backends::MemoryBackend, Geometry, ReadOp, Reader, DEFAULT_WINDOW};
 ///
-/// let mem = [0u8; 64];
+/// let mem = [0u8; 256];
 /// let backend = MemoryBackend::new(&mem, Geometry::new(None, 64, 64)?);
 /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
 /// let mut bufs = [[0u8; 1]; DEFAULT_WINDOW + 1];
@@ -45,9 +52,10 @@ use crate::{
 /// let ops = bufs.iter_mut().enumerate().map(|(i, b)| ReadOp::new(2 * i as u64, b, i));
 /// reader.read_iter(ops, |_| {});
 /// assert_eq!(reader.counters().backend_calls, 2);
+/// assert_eq!(DEFAULT_WINDOW, 64);
 /// # Ok::<(), batch_reader::GeometryError>(())
 /// ```
-pub const DEFAULT_WINDOW: usize = 16;
+pub const DEFAULT_WINDOW: usize = DEFAULT_FRAGMENTS;
 /// Default number of fragments the reader tracks at once.
 ///
 /// # Examples
@@ -76,10 +84,17 @@ pub const DEFAULT_FRAGMENTS: usize = 64;
 ///   backends that [scatter](crate::ReadBackend::scatters) merged reads
 ///   straight into the callers' buffers (with the default gap 0).
 /// - `N` is how many ops [`read_iter`](Reader::read_iter) takes from its
-///   iterator per window.
+///   iterator per window (default [`DEFAULT_WINDOW`], 64).
 /// - `F` is how many fragments the reader tracks at once (the size of its
-///   fragment table, kept on the stack). An op with more fragments than `F`
-///   is completed in parts.
+///   fragment table, kept on the stack; default [`DEFAULT_FRAGMENTS`], 64).
+///   An op with more fragments than `F` is completed in parts.
+///
+/// A backend call carries at most `F` ops, and at most the backend's
+/// [`max_ops`](Geometry::max_ops). With the defaults, `read_many` and
+/// `read_iter` fill every call of a backend that takes up to 64 ops; for
+/// one that takes more (`ProcessBackend` takes 1024), raise `N` and `F`
+/// together with [`with_window`](Reader::with_window), or lower `N` to
+/// keep calls (and completions) smaller than the backend allows.
 ///
 /// Nothing allocates: windows, fragment tables and backend batches live on
 /// the stack and are bounded by `N` and `F`.
@@ -111,7 +126,8 @@ struct Cursor {
 }
 
 impl<B, S> Reader<B, S> {
-    /// A reader with the default window (16 ops) and fragment table (64).
+    /// A reader with the default window and fragment table (64 each): each
+    /// backend call carries as many ops as the backend takes, up to 64.
     ///
     /// Merged reads land in `scratch`, so merging never produces a read
     /// larger than it.
@@ -366,6 +382,10 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
     /// Performs every op of `ops`, calling `done` with each op's
     /// completion(s), in op order.
     ///
+    /// An op usually gets one completion, but an op with more fragments
+    /// than the fragment table holds (`F`) gets one per table-full: count
+    /// ops with [`Completion::is_last`], not completions.
+    ///
     /// Where `ops` are at most `F`, and each is one fragment of the
     /// backend's geometry that does not merge with the one before it, the
     /// ops go to the backend as they are on a backend that
@@ -397,6 +417,10 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
     /// Performs the ops of an iterator, `N` at a time, calling `done` with
     /// each op's completion(s) in op order. Nothing is allocated: each window
     /// of ops is held on the stack.
+    ///
+    /// As with [`read_many`](Reader::read_many), an op spanning more than a
+    /// full fragment table gets several completions: count ops with
+    /// [`Completion::is_last`], not completions.
     ///
     /// # Examples
     ///
