@@ -80,8 +80,10 @@ impl<const A: usize> Staging<A> {
                 continue;
             };
             // Moves down only: `to` never passes a slot's offset.
-            if self.bytes.get(slot.off..slot.off + slot.len).is_some() {
-                self.bytes.copy_within(slot.off..slot.off + slot.len, to);
+            let (off, len) = (slot.off, slot.len);
+            // In the form `copy_within` tests, so that its test folds away.
+            if len <= A && off <= A - len && to <= A - len {
+                self.bytes.copy_within(off..off + len, to);
             }
             slot.off = to;
             to += slot.len;

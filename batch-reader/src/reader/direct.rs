@@ -8,7 +8,7 @@ use core::mem::{self, MaybeUninit};
 use super::general::record;
 use super::outcome::{Outcome, fill_unreported};
 use super::scan::{scan_lean, scan_window};
-use super::{Merge, Reader};
+use super::{Done, Merge, Reader};
 use crate::{Completion, Counters, Geometry, ReadBackend, ReadErrorKind, ReadOp};
 
 /// What the copying form of the direct route made of a window.
@@ -286,13 +286,13 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
     /// [`direct_rest`](Self::direct_rest), then the rest's completions.
     #[cold]
     #[inline(never)]
-    fn in_order_rest<D: FnMut(Completion<'_>)>(
+    fn in_order_rest(
         &mut self,
         geometry: Geometry,
         window: &mut [ReadOp<'_>],
         taken: usize,
         mut n: Counters,
-        done: &mut D,
+        done: &mut Done<'_>,
     ) {
         // `direct_rest` fills the completed ops' entries, never read.
         let mut outcomes: heapless::Vec<Outcome, F> = heapless::Vec::new();
@@ -401,7 +401,7 @@ fn complete_direct<D: FnMut(Completion<'_>)>(
 /// The completion of a direct-route op, `index` in its window, from its
 /// raw outcome.
 #[inline(always)]
-fn complete_one<D: FnMut(Completion<'_>)>(
+fn complete_one<D: FnMut(Completion<'_>) + ?Sized>(
     index: usize,
     op: &ReadOp<'_>,
     outcome: Outcome,

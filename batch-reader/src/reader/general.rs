@@ -8,7 +8,7 @@
 use core::mem;
 
 use super::outcome::Outcome;
-use super::{Cursor, Merge, Reader};
+use super::{Cursor, Done, Merge, Reader};
 use crate::completion::FragRecord;
 use crate::{Completion, Counters, Geometry, ReadBackend, ReadErrorKind, ReadOp, ScatterOp};
 
@@ -92,12 +92,12 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
     /// completions. Kept out of line: its tables are large, and callers whose
     /// windows take the direct route should not carry them on their stack.
     #[inline(never)]
-    pub(super) fn general_window<D: FnMut(Completion<'_>)>(
+    pub(super) fn general_window(
         &mut self,
         geometry: Geometry,
         ops: &mut [ReadOp<'_>],
         cursor: &mut Cursor,
-        done: &mut D,
+        done: &mut Done<'_>,
     ) {
         let mut records: heapless::Vec<FragRecord, F> = heapless::Vec::new();
         self.run_window(geometry, ops, cursor, &mut records);
@@ -153,11 +153,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
 
 /// The completions of a table-full: one per op, over its records.
 #[inline]
-fn complete_records<D: FnMut(Completion<'_>)>(
-    ops: &[ReadOp<'_>],
-    records: &[FragRecord],
-    done: &mut D,
-) {
+fn complete_records(ops: &[ReadOp<'_>], records: &[FragRecord], done: &mut Done<'_>) {
     let mut rest = records;
     while let Some(first) = rest.first() {
         let end = rest.iter().position(|r| r.op != first.op);

@@ -485,7 +485,8 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
             if direct && cursor.offset == 0 {
                 // The window the table would hold if every op is one fragment.
                 let end = cursor.op + (ops.len() - cursor.op).min(F);
-                if self.read_direct(geometry, &mut ops[cursor.op..end], done) {
+                let window = ops.get_mut(cursor.op..end).unwrap_or_default();
+                if self.read_direct(geometry, window, done) {
                     cursor.op = end;
                     continue;
                 }
@@ -512,6 +513,11 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         })
     }
 }
+
+/// Where the cold routes hand their completions: through a pointer, so
+/// that each is compiled once, not once per caller's closure (the hot ones
+/// take the closure's own type, and inline it).
+type Done<'d> = dyn FnMut(Completion<'_>) + 'd;
 
 /// How the planner merges fragments into one backend op.
 #[derive(Debug, Clone, Copy)]

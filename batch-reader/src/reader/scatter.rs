@@ -4,9 +4,9 @@
 //! one call; a window whose runs are not all read whole continues on the
 //! general route from exactly where that call left it.
 
-use super::Reader;
 use super::general::{Plan, Route, Slot, State, apply_plan, call_scattered, push, record};
 use super::outcome::Outcome;
+use super::{Done, Reader};
 use crate::completion::FragRecord;
 use crate::{Completion, Counters, Geometry, ReadBackend, ReadOp};
 
@@ -21,12 +21,12 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
     /// Returns `false`, having done nothing, if the runs do not fit in one
     /// call (`max_ops`).
     #[inline(never)]
-    pub(super) fn read_scattered_direct<D: FnMut(Completion<'_>)>(
+    pub(super) fn read_scattered_direct(
         &mut self,
         geometry: Geometry,
         window: &mut [ReadOp<'_>],
         bytes: u64,
-        done: &mut D,
+        done: &mut Done<'_>,
     ) -> bool {
         let mut runs = scatter_runs::<F>(window, geometry);
         if runs.len() > geometry.max_ops() {
@@ -81,14 +81,14 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
     /// window.
     #[cold]
     #[inline(never)]
-    fn scattered_rest<D: FnMut(Completion<'_>)>(
+    fn scattered_rest(
         &mut self,
         geometry: Geometry,
         window: &mut [ReadOp<'_>],
         runs: &[Plan],
         accepted: usize,
         mut n: Counters,
-        done: &mut D,
+        done: &mut Done<'_>,
     ) {
         let mut records: heapless::Vec<FragRecord, F> = heapless::Vec::new();
         let mut slots: heapless::Vec<Slot<'_>, F> = heapless::Vec::new();

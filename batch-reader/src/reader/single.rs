@@ -4,7 +4,7 @@
 
 use super::Reader;
 use super::outcome::Outcome;
-use crate::{PartialRead, ReadBackend, ReadOp, ReadSummary};
+use crate::{Completion, PartialRead, ReadBackend, ReadOp, ReadSummary};
 
 impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S, N, F> {
     /// The single-op route: `None`, with nothing done, when the op is not
@@ -59,20 +59,22 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         Some(ReadSummary::new(len, failed.valid, first_error))
     }
 
-    /// `read_buf` of an op that is not one fragment: `read_many` with it
-    /// alone, summed up.
+    /// `read_buf` of an op that is not one fragment: the general route,
+    /// which `read_many` would take for it alone, summed up.
     #[inline(never)]
     pub(super) fn read_buf_general(&mut self, addr: u64, buf: &mut [u8]) -> ReadSummary {
         let len = buf.len();
         let mut ok = 0;
         let mut first_error = None;
         let mut ops = [ReadOp::new(addr, buf, 0)];
-        self.read_many(&mut ops, |c| {
+        let mut sum = |c: Completion<'_>| {
             ok += c.ok_bytes();
             if first_error.is_none() {
                 first_error = c.first_error();
             }
-        });
+        };
+        // Not one fragment, so the direct route would not take it.
+        self.process_with(&mut ops, &mut sum, false);
         ReadSummary::new(len, ok, first_error)
     }
 }
