@@ -103,7 +103,33 @@ pub const DEFAULT_STAGING: usize = 4096;
 /// again. No `unsafe` contract is put on callers.
 ///
 /// The reader is not `Sync`: the futures of one reader live in one task (or
-/// in tasks of one thread).
+/// in tasks of one thread). Its shared state is reached through `&self`
+/// without a lock, which is sound only because no two threads can hold a
+/// `&AsyncReader` at once; this does not compile:
+///
+/// ```compile_fail
+/// use batch_reader::{backends::MemoryBackend, AsyncReader};
+///
+/// fn shared_across_threads<T: Sync>() {}
+/// shared_across_threads::<AsyncReader<MemoryBackend<'static>, [u8; 0]>>();
+/// ```
+///
+/// The reader may move to another thread between uses (it is `Send` when
+/// its backend and scratch are), as a whole, with no future borrowing it:
+///
+/// ```
+/// use batch_reader::{backends::MemoryBackend, AsyncReader, Geometry};
+///
+/// fn movable_between_threads<T: Send>() {}
+/// movable_between_threads::<AsyncReader<MemoryBackend<'static>, [u8; 0]>>();
+///
+/// static MEM: [u8; 8] = [9; 8];
+/// let reader: AsyncReader<_, _> =
+///     AsyncReader::new(MemoryBackend::new(&MEM, Geometry::new(None, 8, 8)?), [0u8; 0]);
+/// let read = std::thread::spawn(move || embassy_futures::block_on(reader.read_val::<u8>(3)));
+/// assert_eq!(read.join().unwrap(), Ok(9));
+/// # Ok::<(), batch_reader::GeometryError>(())
+/// ```
 ///
 /// A backend that panics during a flush leaves the reader failing every
 /// later read with [`Other`](crate::ReadErrorKind::Other): the queue it was reading
