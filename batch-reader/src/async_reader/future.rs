@@ -28,6 +28,41 @@ pub(super) enum Ticket {
     Slot(usize),
 }
 
+/// A [`Ticket`] as a future holds it: one word. Only the representation;
+/// every decision matches on the [`Ticket`] that [`get`](Held::get) gives.
+/// One word, not the enum's discriminant and index, keeps the poll's fast
+/// path in registers: with the enum held, the joined-chains loop spilled
+/// and ran about 8% more instructions per read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Held(usize);
+
+impl Held {
+    /// No slot index reaches these: `N` slots fit in memory, so `N` is far
+    /// below them.
+    const UNQUEUED: usize = usize::MAX;
+    const SOLO: usize = usize::MAX - 1;
+
+    /// The word for `ticket`.
+    #[inline(always)]
+    pub(super) const fn new(ticket: Ticket) -> Self {
+        match ticket {
+            Ticket::Unqueued => Self(Self::UNQUEUED),
+            Ticket::Solo => Self(Self::SOLO),
+            Ticket::Slot(idx) => Self(idx),
+        }
+    }
+
+    /// The ticket this word holds.
+    #[inline(always)]
+    pub(super) const fn get(self) -> Ticket {
+        match self.0 {
+            Self::UNQUEUED => Ticket::Unqueued,
+            Self::SOLO => Ticket::Solo,
+            idx => Ticket::Slot(idx),
+        }
+    }
+}
+
 /// Who is polling a read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Poller {
@@ -119,15 +154,15 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
     #[inline(always)]
     fn poll_op(
         &self,
-        ticket: &mut Ticket,
+        held: &mut Held,
         addr: u64,
         out: &mut [u8],
         cx: &mut Context<'_>,
     ) -> Poll<Option<PartialRead>> {
-        match *ticket {
+        match held.get() {
             Ticket::Solo => {
                 if let Some(Some(failure)) = self.with(|inner| inner.take_solo(out)) {
-                    *ticket = Ticket::Unqueued;
+                    *held = Held::new(Ticket::Unqueued);
                     return Poll::Ready(failure);
                 }
                 // Not read yet, moved, or polled from inside the backend.
@@ -138,21 +173,24 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
                     if let Some(queued @ (Ticket::Solo | Ticket::Slot(_))) = queued {
                         // Queued under the run that polls it: nothing to
                         // store, the run flushes and polls again.
-                        *ticket = queued;
+                        *held = Held::new(queued);
                         return Poll::Pending;
                     }
                 }
             }
             Ticket::Slot(idx) => {
                 if let Some(Some(failure)) = self.with(|inner| inner.take_slot(idx, out)) {
-                    *ticket = Ticket::Unqueued;
+                    *held = Held::new(Ticket::Unqueued);
                     return Poll::Ready(failure);
                 }
                 // Not read yet (nothing was changed), or polled from
                 // inside the backend.
             }
         }
-        self.poll_op_slow(ticket, addr, out, cx)
+        let mut ticket = held.get();
+        let polled = self.poll_op_slow(&mut ticket, addr, out, cx);
+        *held = Held::new(ticket);
+        polled
     }
 
     /// `poll_op` in full.
@@ -326,7 +364,7 @@ pub struct ReadFuture<
     pub(super) reader: &'r AsyncReader<B, S, N, A>,
     pub(super) addr: u64,
     pub(super) buf: &'b mut [u8],
-    pub(super) ticket: Ticket,
+    pub(super) ticket: Held,
 }
 
 impl<B, S, const N: usize, const A: usize> fmt::Debug for ReadFuture<'_, '_, B, S, N, A> {
@@ -334,7 +372,7 @@ impl<B, S, const N: usize, const A: usize> fmt::Debug for ReadFuture<'_, '_, B, 
         f.debug_struct("ReadFuture")
             .field("addr", &self.addr)
             .field("len", &self.buf.len())
-            .field("queued", &(self.ticket != Ticket::Unqueued))
+            .field("queued", &(self.ticket.get() != Ticket::Unqueued))
             .finish_non_exhaustive()
     }
 }
@@ -363,8 +401,9 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> Future
 impl<B, S, const N: usize, const A: usize> Drop for ReadFuture<'_, '_, B, S, N, A> {
     #[inline]
     fn drop(&mut self) {
-        if self.ticket != Ticket::Unqueued {
-            self.reader.cancel(self.ticket);
+        let ticket = self.ticket.get();
+        if ticket != Ticket::Unqueued {
+            self.reader.cancel(ticket);
         }
     }
 }
@@ -395,7 +434,7 @@ pub struct ReadValFuture<
 > {
     pub(super) reader: &'r AsyncReader<B, S, N, A>,
     pub(super) addr: u64,
-    pub(super) ticket: Ticket,
+    pub(super) ticket: Held,
     pub(super) value: PhantomData<fn() -> T>,
 }
 
@@ -404,7 +443,7 @@ impl<T, B, S, const N: usize, const A: usize> fmt::Debug for ReadValFuture<'_, T
         f.debug_struct("ReadValFuture")
             .field("addr", &self.addr)
             .field("len", &mem::size_of::<T>())
-            .field("queued", &(self.ticket != Ticket::Unqueued))
+            .field("queued", &(self.ticket.get() != Ticket::Unqueued))
             .finish_non_exhaustive()
     }
 }
@@ -431,8 +470,9 @@ impl<T: FromBytes + IntoBytes, B: ReadBackend, S: AsMut<[u8]>, const N: usize, c
 impl<T, B, S, const N: usize, const A: usize> Drop for ReadValFuture<'_, T, B, S, N, A> {
     #[inline]
     fn drop(&mut self) {
-        if self.ticket != Ticket::Unqueued {
-            self.reader.cancel(self.ticket);
+        let ticket = self.ticket.get();
+        if ticket != Ticket::Unqueued {
+            self.reader.cancel(ticket);
         }
     }
 }

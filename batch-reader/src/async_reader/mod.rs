@@ -31,7 +31,7 @@ use core::task::Waker;
 
 use zerocopy::{FromBytes, IntoBytes};
 
-use future::Ticket;
+use future::{Held, Ticket};
 pub use future::{ReadFuture, ReadValFuture, RunFuture};
 use queue::Inner;
 
@@ -416,7 +416,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
             reader: self,
             addr,
             buf,
-            ticket: Ticket::Unqueued,
+            ticket: Held::new(Ticket::Unqueued),
         }
     }
 
@@ -445,7 +445,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
         ReadValFuture {
             reader: self,
             addr,
-            ticket: Ticket::Unqueued,
+            ticket: Held::new(Ticket::Unqueued),
             value: PhantomData,
         }
     }
