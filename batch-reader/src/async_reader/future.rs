@@ -335,6 +335,54 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
     }
 }
 
+/// What [`ReadFuture`] and [`ReadValFuture`] share: the op they read and
+/// its ticket, which is given back to the reader if the future is dropped
+/// unresolved.
+pub(super) struct QueuedOp<'r, B, S, const N: usize, const A: usize> {
+    pub(super) reader: &'r AsyncReader<B, S, N, A>,
+    pub(super) addr: u64,
+    pub(super) ticket: Held,
+}
+
+impl<'r, B, S, const N: usize, const A: usize> QueuedOp<'r, B, S, N, A> {
+    /// The op of a read of `addr`, not yet queued.
+    #[inline]
+    pub(super) fn new(reader: &'r AsyncReader<B, S, N, A>, addr: u64) -> Self {
+        Self {
+            reader,
+            addr,
+            ticket: Held::new(Ticket::Unqueued),
+        }
+    }
+
+    /// The `Debug` of the future `name` holding this op, of `len` bytes.
+    fn debug(&self, f: &mut fmt::Formatter<'_>, name: &str, len: usize) -> fmt::Result {
+        f.debug_struct(name)
+            .field("addr", &self.addr)
+            .field("len", &len)
+            .field("queued", &(self.ticket.get() != Ticket::Unqueued))
+            .finish_non_exhaustive()
+    }
+}
+
+impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> QueuedOp<'_, B, S, N, A> {
+    /// Polls the op into `out`.
+    #[inline(always)]
+    fn poll(&mut self, out: &mut [u8], cx: &mut Context<'_>) -> Poll<Option<PartialRead>> {
+        self.reader.poll_op(&mut self.ticket, self.addr, out, cx)
+    }
+}
+
+impl<B, S, const N: usize, const A: usize> Drop for QueuedOp<'_, B, S, N, A> {
+    #[inline]
+    fn drop(&mut self) {
+        let ticket = self.ticket.get();
+        if ticket != Ticket::Unqueued {
+            self.reader.cancel(ticket);
+        }
+    }
+}
+
 /// The future of [`AsyncReader::read`]: resolves to `Ok(())` when every
 /// byte of the buffer was read, or to where the read first failed.
 ///
@@ -361,19 +409,13 @@ pub struct ReadFuture<
     const N: usize = DEFAULT_QUEUE,
     const A: usize = DEFAULT_STAGING,
 > {
-    pub(super) reader: &'r AsyncReader<B, S, N, A>,
-    pub(super) addr: u64,
+    pub(super) op: QueuedOp<'r, B, S, N, A>,
     pub(super) buf: &'b mut [u8],
-    pub(super) ticket: Held,
 }
 
 impl<B, S, const N: usize, const A: usize> fmt::Debug for ReadFuture<'_, '_, B, S, N, A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ReadFuture")
-            .field("addr", &self.addr)
-            .field("len", &self.buf.len())
-            .field("queued", &(self.ticket.get() != Ticket::Unqueued))
-            .finish_non_exhaustive()
+        self.op.debug(f, "ReadFuture", self.buf.len())
     }
 }
 
@@ -389,22 +431,10 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> Future
     #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
-        this.reader
-            .poll_op(&mut this.ticket, this.addr, this.buf, cx)
-            .map(|failure| match failure {
-                None => Ok(()),
-                Some(failed) => Err(failed),
-            })
-    }
-}
-
-impl<B, S, const N: usize, const A: usize> Drop for ReadFuture<'_, '_, B, S, N, A> {
-    #[inline]
-    fn drop(&mut self) {
-        let ticket = self.ticket.get();
-        if ticket != Ticket::Unqueued {
-            self.reader.cancel(ticket);
-        }
+        this.op.poll(this.buf, cx).map(|failure| match failure {
+            None => Ok(()),
+            Some(failed) => Err(failed),
+        })
     }
 }
 
@@ -432,19 +462,13 @@ pub struct ReadValFuture<
     const N: usize = DEFAULT_QUEUE,
     const A: usize = DEFAULT_STAGING,
 > {
-    pub(super) reader: &'r AsyncReader<B, S, N, A>,
-    pub(super) addr: u64,
-    pub(super) ticket: Held,
+    pub(super) op: QueuedOp<'r, B, S, N, A>,
     pub(super) value: PhantomData<fn() -> T>,
 }
 
 impl<T, B, S, const N: usize, const A: usize> fmt::Debug for ReadValFuture<'_, T, B, S, N, A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ReadValFuture")
-            .field("addr", &self.addr)
-            .field("len", &mem::size_of::<T>())
-            .field("queued", &(self.ticket.get() != Ticket::Unqueued))
-            .finish_non_exhaustive()
+        self.op.debug(f, "ReadValFuture", mem::size_of::<T>())
     }
 }
 
@@ -458,22 +482,12 @@ impl<T: FromBytes + IntoBytes, B: ReadBackend, S: AsMut<[u8]>, const N: usize, c
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         let mut value = T::new_zeroed();
-        this.reader
-            .poll_op(&mut this.ticket, this.addr, value.as_mut_bytes(), cx)
+        this.op
+            .poll(value.as_mut_bytes(), cx)
             .map(|failure| match failure {
                 None => Ok(value),
                 Some(failed) => Err(failed.kind),
             })
-    }
-}
-
-impl<T, B, S, const N: usize, const A: usize> Drop for ReadValFuture<'_, T, B, S, N, A> {
-    #[inline]
-    fn drop(&mut self) {
-        let ticket = self.ticket.get();
-        if ticket != Ticket::Unqueued {
-            self.reader.cancel(ticket);
-        }
     }
 }
 

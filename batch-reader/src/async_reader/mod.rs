@@ -31,7 +31,7 @@ use core::task::Waker;
 
 use zerocopy::{FromBytes, IntoBytes};
 
-use future::{Held, Ticket};
+use future::QueuedOp;
 pub use future::{ReadFuture, ReadValFuture, RunFuture};
 use queue::Inner;
 
@@ -413,10 +413,8 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
     #[inline]
     pub fn read<'r, 'b>(&'r self, addr: u64, buf: &'b mut [u8]) -> ReadFuture<'r, 'b, B, S, N, A> {
         ReadFuture {
-            reader: self,
-            addr,
+            op: QueuedOp::new(self, addr),
             buf,
-            ticket: Held::new(Ticket::Unqueued),
         }
     }
 
@@ -443,9 +441,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
         addr: u64,
     ) -> ReadValFuture<'_, T, B, S, N, A> {
         ReadValFuture {
-            reader: self,
-            addr,
-            ticket: Held::new(Ticket::Unqueued),
+            op: QueuedOp::new(self, addr),
             value: PhantomData,
         }
     }

@@ -364,6 +364,41 @@ impl<B: ReadBackend, const K: usize> Faulty<B, K> {
     }
 }
 
+/// How a call goes to the inner backend.
+enum Call<'a, T> {
+    /// The call takes no op.
+    Nothing,
+    /// No faults: these ops go as they are.
+    Pass(&'a mut [T]),
+    /// These ops go one by one, each cut at its first faulted byte.
+    EachOp(&'a mut [T]),
+}
+
+impl<B, const K: usize> Faulty<B, K> {
+    /// How a call of `ops` goes: at most the accept limit of them.
+    fn call<'a, T>(&self, ops: &'a mut [T]) -> Call<'a, T> {
+        let n = ops.len().min(self.accept);
+        match ops.get_mut(..n) {
+            None | Some([]) => Call::Nothing,
+            Some(ops) if self.faults.is_empty() => Call::Pass(ops),
+            Some(ops) => Call::EachOp(ops),
+        }
+    }
+
+    /// Takes `ops` in turn with `take` until it says the inner backend
+    /// took none; returns how many were taken.
+    fn each<T>(&mut self, ops: &mut [T], mut take: impl FnMut(&mut Self, &mut T) -> bool) -> usize {
+        let mut taken = 0;
+        for op in ops {
+            if !take(self, op) {
+                break;
+            }
+            taken += 1;
+        }
+        taken
+    }
+}
+
 impl<B: ReadBackend, const K: usize> ReadBackend for Faulty<B, K> {
     #[inline]
     fn geometry(&self) -> Geometry {
@@ -371,26 +406,15 @@ impl<B: ReadBackend, const K: usize> ReadBackend for Faulty<B, K> {
     }
 
     fn read_batch<R: FnMut(Report)>(&mut self, ops: &mut [ReadOp<'_>], mut report: R) -> usize {
-        let n = ops.len().min(self.accept);
-        let Some(ops) = ops.get_mut(..n) else {
-            return 0;
-        };
-        if self.faults.is_empty() || ops.is_empty() {
-            return if ops.is_empty() {
-                0
-            } else {
-                self.inner.read_batch(ops, report)
-            };
+        match self.call(ops) {
+            Call::Nothing => 0,
+            Call::Pass(ops) => self.inner.read_batch(ops, report),
+            Call::EachOp(ops) => self.each(ops, |this, op| {
+                let got = this.read_faulted(op);
+                got.inspect(|r| r.iter().copied().for_each(&mut report))
+                    .is_some()
+            }),
         }
-        let mut taken = 0;
-        for op in ops {
-            match self.read_faulted(op) {
-                None => break,
-                Some(got) => got.into_iter().for_each(&mut report),
-            }
-            taken += 1;
-        }
-        taken
     }
 
     fn reports_in_order(&self) -> bool {
@@ -402,36 +426,23 @@ impl<B: ReadBackend, const K: usize> ReadBackend for Faulty<B, K> {
         ops: &mut [ReadOp<'_>],
         mut report: R,
     ) -> usize {
-        let n = ops.len().min(self.accept);
-        let Some(ops) = ops.get_mut(..n) else {
-            return 0;
-        };
-        if ops.is_empty() {
-            return 0;
-        }
-        if self.faults.is_empty() {
-            return self.inner.read_batch_in_order(ops, report);
-        }
-        let mut taken = 0;
-        for op in ops {
-            if self.first_fault(op.addr, op.buf.len()).is_none() {
-                // The op itself, so that its report comes with it.
-                let one = core::slice::from_mut(op);
-                if self.inner.read_batch_in_order(one, &mut report) == 0 {
-                    break;
+        match self.call(ops) {
+            Call::Nothing => 0,
+            Call::Pass(ops) => self.inner.read_batch_in_order(ops, report),
+            Call::EachOp(ops) => self.each(ops, |this, op| {
+                if this.first_fault(op.addr, op.buf.len()).is_none() {
+                    // The op itself, so that its report comes with it.
+                    let one = core::slice::from_mut(op);
+                    return this.inner.read_batch_in_order(one, &mut report) > 0;
                 }
-            } else {
-                match self.read_faulted(op) {
-                    None => break,
-                    Some(got) => {
-                        let r = got.unwrap_or(Report::failed(op.tag, 0, ReadErrorKind::Incomplete));
-                        report(op, r);
-                    }
-                }
-            }
-            taken += 1;
+                let Some(got) = this.read_faulted(op) else {
+                    return false;
+                };
+                let unreported = Report::failed(op.tag, 0, ReadErrorKind::Incomplete);
+                report(op, got.unwrap_or(unreported));
+                true
+            }),
         }
-        taken
     }
 
     fn scatters(&self) -> bool {
@@ -443,33 +454,23 @@ impl<B: ReadBackend, const K: usize> ReadBackend for Faulty<B, K> {
         ops: &mut [ScatterOp<'_, '_>],
         mut report: R,
     ) -> usize {
-        let n = ops.len().min(self.accept);
-        let Some(ops) = ops.get_mut(..n) else {
-            return 0;
-        };
-        if ops.is_empty() {
-            return 0;
-        }
-        if self.faults.is_empty() {
-            return self.inner.read_scattered(ops, report);
-        }
-        let mut taken = 0;
-        for op in ops {
-            match self.first_fault(op.addr, op.len()) {
-                None => {
-                    if self
-                        .inner
-                        .read_scattered(core::slice::from_mut(op), &mut report)
-                        == 0
-                    {
-                        break;
+        match self.call(ops) {
+            Call::Nothing => 0,
+            Call::Pass(ops) => self.inner.read_scattered(ops, report),
+            Call::EachOp(ops) => {
+                self.each(ops, |this, op| match this.first_fault(op.addr, op.len()) {
+                    None => {
+                        this.inner
+                            .read_scattered(core::slice::from_mut(op), &mut report)
+                            > 0
                     }
-                }
-                Some((at, kind)) => report(self.read_parts_faulted(op, at, kind)),
+                    Some((at, kind)) => {
+                        report(this.read_parts_faulted(op, at, kind));
+                        true
+                    }
+                })
             }
-            taken += 1;
         }
-        taken
     }
 }
 

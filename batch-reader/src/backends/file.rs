@@ -151,27 +151,7 @@ impl<F: Borrow<File>> FileBackend<F> {
                     kind: ReadErrorKind::OutOfBounds,
                 });
             };
-            let mut iov: heapless::Vec<libc::iovec, CHUNK> = heapless::Vec::new();
-            for (k, part) in parts[first..].iter_mut().take(CHUNK).enumerate() {
-                let tail = &mut part[if k == 0 { skip } else { 0 }..];
-                let (base, len) = (tail.as_mut_ptr(), tail.len());
-                match iov.last_mut() {
-                    // Parts that follow each other in memory (one buffer cut
-                    // into ops) go in one iovec: the kernel then copies once
-                    // instead of once per part.
-                    Some(last)
-                        if (last.iov_base as usize).wrapping_add(last.iov_len) == base as usize =>
-                    {
-                        last.iov_len += len;
-                    }
-                    _ => {
-                        let _ = iov.push(libc::iovec {
-                            iov_base: base.cast(),
-                            iov_len: len,
-                        });
-                    }
-                }
-            }
+            let iov = iovecs::<CHUNK>(&mut parts[first..], skip);
             // SAFETY: each iovec describes the unfilled tail of one part, or
             // of several parts that lie back to back in memory, each a live
             // `&mut [u8]` borrowed mutably for this whole function, so the
@@ -195,27 +175,63 @@ impl<F: Borrow<File>> FileBackend<F> {
                     kind: ReadErrorKind::OutOfBounds,
                 });
             }
-            let mut left = r as usize;
-            done += left;
-            while left > 0 && first < parts.len() {
-                let rest = parts[first].len() - skip;
-                if left >= rest {
-                    left -= rest;
-                    first += 1;
-                    skip = 0;
-                } else {
-                    skip += left;
-                    left = 0;
-                }
-            }
-            // Skip empty parts so the next call starts at a real byte.
-            while first < parts.len() && parts[first].len() == skip {
-                first += 1;
-                skip = 0;
-            }
+            done += r as usize;
+            (first, skip) = advance(parts, first, skip, r as usize);
         }
         Ok(())
     }
+}
+
+/// The iovecs of `parts` from byte `skip` of the first, at most `M`: parts
+/// that follow each other in memory (one buffer cut into ops) share one
+/// iovec, so that the kernel copies once instead of once per part.
+#[cfg(target_os = "linux")]
+fn iovecs<const M: usize>(parts: &mut [&mut [u8]], skip: usize) -> heapless::Vec<libc::iovec, M> {
+    let mut iov: heapless::Vec<libc::iovec, M> = heapless::Vec::new();
+    for (k, part) in parts.iter_mut().take(M).enumerate() {
+        let tail = &mut part[if k == 0 { skip } else { 0 }..];
+        let (base, len) = (tail.as_mut_ptr(), tail.len());
+        match iov.last_mut() {
+            Some(last) if (last.iov_base as usize).wrapping_add(last.iov_len) == base as usize => {
+                last.iov_len += len;
+            }
+            _ => {
+                let _ = iov.push(libc::iovec {
+                    iov_base: base.cast(),
+                    iov_len: len,
+                });
+            }
+        }
+    }
+    iov
+}
+
+/// The next byte to fill, `parts[first][skip]`, after `left` more bytes
+/// were read into `parts`, past any empty parts so that the next call
+/// starts at a real byte.
+#[cfg(target_os = "linux")]
+fn advance(
+    parts: &[&mut [u8]],
+    mut first: usize,
+    mut skip: usize,
+    mut left: usize,
+) -> (usize, usize) {
+    while left > 0 && first < parts.len() {
+        let rest = parts[first].len() - skip;
+        if left >= rest {
+            left -= rest;
+            first += 1;
+            skip = 0;
+        } else {
+            skip += left;
+            left = 0;
+        }
+    }
+    while first < parts.len() && parts[first].len() == skip {
+        first += 1;
+        skip = 0;
+    }
+    (first, skip)
 }
 
 /// The [`ReadErrorKind`] of an I/O error.

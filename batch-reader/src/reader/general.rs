@@ -10,7 +10,9 @@ use core::mem;
 use super::outcome::Outcome;
 use super::{Cursor, Done, Merge, Reader};
 use crate::completion::FragRecord;
-use crate::{Completion, Counters, Geometry, ReadBackend, ReadErrorKind, ReadOp, ScatterOp};
+use crate::{
+    Completion, Counters, Geometry, ReadBackend, ReadErrorKind, ReadOp, Report, ScatterOp,
+};
 
 /// Where a fragment stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,7 +139,12 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
             if first >= slots.len() {
                 break;
             }
-            let mut batch = plan_batch::<F>(slots, first, merge, scratch.len(), geometry);
+            let planner = Planner {
+                merge,
+                scratch_len: scratch.len(),
+                geometry,
+            };
+            let mut batch = plan_batch::<F>(slots, first, planner);
             let accepted = submit(&mut self.backend, slots, scratch, &mut batch, &mut n);
             if accepted == 0 {
                 reject_pending(slots, records, first);
@@ -323,22 +330,25 @@ fn next_pending(slots: &[Slot<'_>], from: usize) -> usize {
     from + rest.iter().take_while(|s| s.state == State::Done).count()
 }
 
-/// Plans one batch from slot `first` on: which slots go together into
-/// which backend op, at most `max_ops` of them.
-fn plan_batch<const F: usize>(
-    slots: &[Slot<'_>],
-    first: usize,
+/// What the planner plans with: the merge policy, the scratch space and
+/// the backend's geometry.
+#[derive(Debug, Clone, Copy)]
+struct Planner {
     merge: Option<Merge>,
     scratch_len: usize,
     geometry: Geometry,
-) -> Batch<F> {
+}
+
+/// Plans one batch from slot `first` on: which slots go together into
+/// which backend op, at most `max_ops` of them.
+fn plan_batch<const F: usize>(slots: &[Slot<'_>], first: usize, planner: Planner) -> Batch<F> {
     let mut batch = Batch {
         plans: heapless::Vec::new(),
         scratch_used: 0,
         scatter: false,
     };
     let mut i = first;
-    while batch.plans.len() < geometry.max_ops() {
+    while batch.plans.len() < planner.geometry.max_ops() {
         let Some(s) = slots.get(i) else {
             break;
         };
@@ -346,7 +356,7 @@ fn plan_batch<const F: usize>(
             i += 1;
             continue;
         }
-        let plan = plan_op(slots, i, merge, scratch_len, geometry, &mut batch);
+        let plan = plan_op(slots, i, planner, &mut batch);
         i = plan.first + plan.count;
         // Cannot fail: each plan takes at least one of at most F slots.
         let _ = batch.plans.push(plan);
@@ -360,11 +370,14 @@ fn plan_batch<const F: usize>(
 fn plan_op<const F: usize>(
     slots: &[Slot<'_>],
     i: usize,
-    merge: Option<Merge>,
-    scratch_len: usize,
-    geometry: Geometry,
+    planner: Planner,
     batch: &mut Batch<F>,
 ) -> Plan {
+    let Planner {
+        merge,
+        scratch_len,
+        geometry,
+    } = planner;
     let Some(s) = slots.get(i) else {
         // Not reachable: the caller found slot `i`.
         return alone(i, 0, 0, Route::Alone);
@@ -510,11 +523,7 @@ pub(super) fn call_scattered<B: ReadBackend, const F: usize>(
             tag,
         });
     }
-    let accepted = backend.read_scattered(&mut batch, |r| {
-        if let Some(p) = plans.get_mut(r.tag) {
-            p.outcome = Outcome::of(&r);
-        }
-    });
+    let accepted = backend.read_scattered(&mut batch, store_outcomes(plans));
     accepted.min(batch.len())
 }
 
@@ -548,12 +557,19 @@ fn call_plain<B: ReadBackend, const F: usize>(
         };
         let _ = batch.push(ReadOp::new(p.addr, buf, k));
     }
-    let accepted = backend.read_batch(&mut batch, |r| {
+    let accepted = backend.read_batch(&mut batch, store_outcomes(plans));
+    accepted.min(batch.len())
+}
+
+/// The report callback of a batch of `plans` (plan `k` tagged `k`): each
+/// report's outcome stored in its plan; unknown tags are ignored, and the
+/// last report of a plan counts.
+fn store_outcomes(plans: &mut [Plan]) -> impl FnMut(Report) + '_ {
+    |r| {
         if let Some(p) = plans.get_mut(r.tag) {
             p.outcome = Outcome::of(&r);
         }
-    });
-    accepted.min(batch.len())
+    }
 }
 
 /// Fails every slot from `first` on that has no outcome yet: the call
