@@ -575,7 +575,9 @@ fn store_outcomes(plans: &mut [Plan]) -> impl FnMut(Report) + '_ {
 /// Fails every slot from `first` on that has no outcome yet: the call
 /// took none of them.
 pub(super) fn reject_pending(slots: &mut [Slot<'_>], records: &mut [FragRecord], first: usize) {
-    for (s, r) in slots.iter_mut().zip(records.iter_mut()).skip(first) {
+    let slots = slots.get_mut(first..).unwrap_or_default();
+    let records = records.get_mut(first..).unwrap_or_default();
+    for (s, r) in slots.iter_mut().zip(records.iter_mut()) {
         if s.state != State::Done {
             s.state = State::Done;
             r.valid = Outcome::REJECTED.valid;

@@ -224,7 +224,11 @@ fn ops_tagged_by_index_go_to_the_backend_as_they_are() {
     ];
     let at = ops.as_ptr() as usize;
     let mut tags = Vec::new();
-    reader.read_many(&mut ops, |c| tags.push((c.tag(), c.is_ok())));
+    reader.process_with(
+        &mut ops,
+        &mut |c: Completion<'_>| tags.push((c.tag(), c.is_ok())),
+        true,
+    );
     assert_eq!(tags, [(0, true), (1, true), (2, true)]);
     // Tagged by their index: the caller's own ops, nothing copied.
     assert_eq!(reader.backend().calls, [(at, vec![0, 1, 2])]);
@@ -240,7 +244,11 @@ fn ops_tagged_by_index_go_to_the_backend_as_they_are() {
     ];
     let at = ops.as_ptr() as usize;
     let mut tags = Vec::new();
-    reader.read_many(&mut ops, |c| tags.push((c.tag(), c.is_ok())));
+    reader.process_with(
+        &mut ops,
+        &mut |c: Completion<'_>| tags.push((c.tag(), c.is_ok())),
+        true,
+    );
     assert_eq!(tags, [(7, true), (1, true), (2, true)]);
     let (ptr, tags) = &reader.backend().calls[1];
     assert_ne!(*ptr, at);
