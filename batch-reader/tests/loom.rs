@@ -48,14 +48,23 @@ mod loom {
 
 type R<'m> = AsyncReader<MemoryBackend<'m>, [u8; 0], 4, 64>;
 
-/// 256 bytes in which the word at `8 * i` holds `8 * (i + 1)`.
-fn linked() -> Vec<u8> {
-    let mut mem = vec![0u8; 256];
-    for i in 0..32u64 {
-        mem[i as usize * 8..][..8].copy_from_slice(&((i + 1) * 8).to_ne_bytes());
+/// 256 bytes in which the word at `8 * i` holds `8 * (i + 1)`: a
+/// `static`, so that a reader over it can move to another thread.
+static LINKED: [u8; 256] = {
+    let mut mem = [0u8; 256];
+    let mut i = 0;
+    while i < 32 {
+        let next = ((i as u64) + 1) * 8;
+        let bytes = next.to_ne_bytes();
+        let mut k = 0;
+        while k < 8 {
+            mem[i * 8 + k] = bytes[k];
+            k += 1;
+        }
+        i += 1;
     }
     mem
-}
+};
 
 fn reader(mem: &[u8]) -> R<'_> {
     AsyncReader::new(
@@ -82,8 +91,8 @@ const EXPECTED: (Result<u64, ReadErrorKind>, u64, u64) = (Ok(8), 80, 152);
 #[test]
 fn run_flushes_once_per_step() {
     model(|| {
-        let mem = linked();
-        let mut r = reader(&mem);
+        let mem = &LINKED;
+        let mut r = reader(mem);
         assert_eq!(block_on(r.run(chains)), EXPECTED);
         assert_eq!(r.counters().backend_calls, 3);
     });
@@ -92,8 +101,8 @@ fn run_flushes_once_per_step() {
 #[test]
 fn self_woken_tasks_flush_once_per_step() {
     model(|| {
-        let mem = linked();
-        let r = reader(&mem);
+        let mem = &LINKED;
+        let r = reader(mem);
         assert_eq!(block_on(chains(&r)), EXPECTED);
         assert_eq!(r.counters().backend_calls, 3);
     });
@@ -116,8 +125,8 @@ impl<F: Future> Future for ShareWaker<F> {
 #[test]
 fn wakes_from_another_thread_lose_nothing() {
     model(|| {
-        let mem = linked();
-        let r = reader(&mem);
+        let mem = &LINKED;
+        let r = reader(mem);
         let slot: Arc<Mutex<Option<Waker>>> = Arc::new(Mutex::new(None));
         let other = {
             let slot = Arc::clone(&slot);
@@ -145,7 +154,7 @@ fn wakes_from_another_thread_lose_nothing() {
 #[test]
 fn a_reader_moves_between_threads_between_uses() {
     model(|| {
-        let mem: &'static [u8] = Box::leak(linked().into_boxed_slice());
+        let mem: &'static [u8] = &LINKED;
         let mut r = reader(mem);
         assert_eq!(block_on(r.read_val::<u64>(0)), Ok(8));
         let handle = thread::spawn(move || {
