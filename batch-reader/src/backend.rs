@@ -1,6 +1,6 @@
 //! [`ReadBackend`]: the one call every layer is built on.
 
-use crate::{Geometry, ReadErrorKind, ReadOp};
+use crate::{Geometry, PartialRead, ReadErrorKind, ReadOp};
 
 /// The result of one backend op.
 ///
@@ -335,10 +335,10 @@ pub trait ReadBackend {
     /// address 7 stops it after 3 bytes:
     ///
     /// ```
-    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadBackend, ReadErrorKind, Report, ScatterOp};
+    /// use batch_reader::{backends::{Faulty, MemoryBackend}, Geometry, ReadBackend, ReadErrorKind, Report, ScatterOp};
     ///
     /// let mem: Vec<u8> = (0..16).collect();
-    /// let mut backend = MemoryBackend::new(&mem, Geometry::new(None, 16, 4)?);
+    /// let mut backend = Faulty::new(MemoryBackend::new(&mem, Geometry::new(None, 16, 4)?));
     /// backend.inject_fault(7..8, ReadErrorKind::Io)?;
     /// let (mut a, mut b) = ([0u8; 2], [0u8; 3]);
     /// let mut parts: [&mut [u8]; 2] = [&mut a, &mut b];
@@ -384,29 +384,296 @@ pub trait ReadBackend {
     }
 }
 
-impl<B: ReadBackend + ?Sized> ReadBackend for &mut B {
+/// A source that reads one op at a time: a positioned read of a buffer
+/// (a file, a flash chip, a byte slice). Implementing it makes a
+/// [`ReadBackend`] that performs each op of a batch in turn and
+/// [reports in order](ReadBackend::reports_in_order), taking up to
+/// `max_ops` ops per call; the in-order logic is written once, here.
+///
+/// # Examples
+///
+/// ```
+/// use batch_reader::{Geometry, PartialRead, ReadAt, ReadErrorKind, ReadOp, Reader};
+///
+/// /// Every byte reads as its address's low byte; nothing past 1 MiB.
+/// struct Counting;
+///
+/// impl ReadAt for Counting {
+///     fn geometry(&self) -> Geometry {
+///         Geometry::new(None, 4096, 8).unwrap()
+///     }
+///     fn read_at(&mut self, addr: u64, buf: &mut [u8]) -> Result<(), PartialRead> {
+///         for (i, b) in buf.iter_mut().enumerate() {
+///             let a = addr + i as u64;
+///             if a >= 1 << 20 {
+///                 return Err(PartialRead { valid: i, kind: ReadErrorKind::OutOfBounds });
+///             }
+///             *b = a as u8;
+///         }
+///         Ok(())
+///     }
+/// }
+///
+/// let mut reader: Reader<_, _> = Reader::new(Counting, [0u8; 0]);
+/// let (mut a, mut b) = ([0u8; 2], [0u8; 4]);
+/// let mut ops = [ReadOp::new(0x10, &mut a, 0), ReadOp::new((1 << 20) - 2, &mut b, 1)];
+/// let mut got = Vec::new();
+/// reader.read_many(&mut ops, |c| got.push((c.tag(), c.first_error())));
+/// let past = PartialRead { valid: 2, kind: ReadErrorKind::OutOfBounds };
+/// assert_eq!(got, [(0, None), (1, Some(past))]);
+/// assert_eq!((a, b[..2].to_vec()), ([0x10, 0x11], vec![0xfe, 0xff]));
+/// ```
+pub trait ReadAt {
+    /// The limits this source declares.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadAt};
+    ///
+    /// let g = Geometry::new(Some(512), 4096, 32)?;
+    /// assert_eq!(ReadAt::geometry(&MemoryBackend::new(&[], g)), g);
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
+    fn geometry(&self) -> Geometry;
+
+    /// Fills `buf` with the bytes at `addr`, or says where it stopped: a
+    /// read stops at its first failing byte.
+    ///
+    /// # Errors
+    ///
+    /// A [`PartialRead`]: the bytes before `valid` were read, the one at
+    /// `valid` failed with `kind`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, PartialRead, ReadAt, ReadErrorKind};
+    ///
+    /// let mem = [7u8; 6];
+    /// let mut backend = MemoryBackend::new(&mem, Geometry::new(None, 16, 4)?);
+    /// let mut buf = [0u8; 8];
+    /// let past = PartialRead { valid: 6, kind: ReadErrorKind::OutOfBounds };
+    /// assert_eq!(backend.read_at(0, &mut buf), Err(past));
+    /// assert_eq!(backend.read_at(2, &mut buf[..4]), Ok(()));
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
+    fn read_at(&mut self, addr: u64, buf: &mut [u8]) -> Result<(), PartialRead>;
+
+    /// Whether [`read_parts_at`](ReadAt::read_parts_at) reads straight into
+    /// the parts (see [`ReadBackend::scatters`]). The default is `false`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadAt};
+    ///
+    /// let mut backend = MemoryBackend::new(&[], Geometry::new(None, 16, 1)?);
+    /// assert!(ReadAt::scatters(&backend));
+    /// backend.set_scatter(false);
+    /// assert!(!ReadAt::scatters(&backend));
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
+    fn scatters(&self) -> bool {
+        false
+    }
+
+    /// Fills `parts`, in order, with the consecutive bytes from `addr`, or
+    /// says where it stopped (`valid` counts bytes across the parts). The
+    /// default reads each part with [`read_at`](ReadAt::read_at), stopping
+    /// at the first that fails.
+    ///
+    /// # Errors
+    ///
+    /// A [`PartialRead`], as for [`read_at`](ReadAt::read_at).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, PartialRead, ReadAt, ReadErrorKind};
+    ///
+    /// let mem: Vec<u8> = (0..10).collect();
+    /// let mut backend = MemoryBackend::new(&mem, Geometry::new(None, 16, 4)?);
+    /// let (mut a, mut b) = ([0u8; 2], [0u8; 3]);
+    /// assert_eq!(backend.read_parts_at(4, &mut [&mut a, &mut b]), Ok(()));
+    /// assert_eq!((a, b), ([4, 5], [6, 7, 8]));
+    /// let past = PartialRead { valid: 4, kind: ReadErrorKind::OutOfBounds };
+    /// assert_eq!(backend.read_parts_at(6, &mut [&mut a, &mut b]), Err(past));
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
+    fn read_parts_at(&mut self, addr: u64, parts: &mut [&mut [u8]]) -> Result<(), PartialRead> {
+        let mut at = addr;
+        let mut valid = 0usize;
+        for part in parts.iter_mut() {
+            if let Err(failed) = self.read_at(at, part) {
+                return Err(PartialRead {
+                    valid: valid.saturating_add(failed.valid),
+                    kind: failed.kind,
+                });
+            }
+            valid = valid.saturating_add(part.len());
+            at = at.wrapping_add(part.len() as u64);
+        }
+        Ok(())
+    }
+
+    /// Reads each of `ops` with [`read_at`](ReadAt::read_at), in order,
+    /// and hands it to `report` with its report right after. The blanket
+    /// [`ReadBackend`] impl calls it with at most `max_ops` ops.
+    ///
+    /// A source whose reads depend on a few fields can override it to
+    /// call [`read_each_at`] on a copy of itself: the reads store into the
+    /// callers' buffers, which the compiler cannot tell from the source's
+    /// own fields, so it reloads them after every op unless they are in a
+    /// local copy.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadAt, ReadOp};
+    ///
+    /// let mem: Vec<u8> = (0..16).collect();
+    /// let mut backend = MemoryBackend::new(&mem, Geometry::new(None, 16, 4)?);
+    /// let (mut a, mut b) = ([0u8; 2], [0u8; 2]);
+    /// let mut ops = [ReadOp::new(1, &mut a, 0), ReadOp::new(9, &mut b, 1)];
+    /// let mut tags = Vec::new();
+    /// backend.read_each(&mut ops, |op, r| tags.push((op.tag, r.valid)));
+    /// assert_eq!(tags, [(0, 2), (1, 2)]);
+    /// assert_eq!((a, b), ([1, 2], [9, 10]));
+    /// # Ok::<(), batch_reader::GeometryError>(())
+    /// ```
+    #[inline(always)]
+    fn read_each<R: FnMut(&ReadOp<'_>, Report)>(&mut self, ops: &mut [ReadOp<'_>], report: R) {
+        read_each_at(self, ops, report);
+    }
+}
+
+/// [`ReadAt::read_each`]'s default: each of `ops` read from `source` with
+/// [`read_at`](ReadAt::read_at), in order, and handed to `report` with its
+/// report right after.
+///
+/// # Examples
+///
+/// ```
+/// use batch_reader::{backends::MemoryBackend, read_each_at, Geometry, ReadOp};
+///
+/// let mem = [4u8; 8];
+/// let mut backend = MemoryBackend::new(&mem, Geometry::new(None, 8, 4)?);
+/// let mut buf = [0u8; 3];
+/// let mut valid = 0;
+/// read_each_at(&mut backend, &mut [ReadOp::new(6, &mut buf, 0)], |_, r| valid = r.valid);
+/// assert_eq!((valid, buf), (2, [4, 4, 0]));
+/// # Ok::<(), batch_reader::GeometryError>(())
+/// ```
+#[inline(always)]
+pub fn read_each_at<T: ReadAt + ?Sized, R: FnMut(&ReadOp<'_>, Report)>(
+    source: &mut T,
+    ops: &mut [ReadOp<'_>],
+    mut report: R,
+) {
+    for op in ops {
+        read_and_report(source, op, &mut report);
+    }
+}
+
+/// The report of `op` from what its read returned.
+#[inline(always)]
+fn report_of(tag: usize, len: usize, result: Result<(), PartialRead>) -> Report {
+    match result {
+        Ok(()) => Report::ok(tag, len),
+        Err(failed) => Report::failed(tag, failed.valid.min(len), failed.kind),
+    }
+}
+
+/// Reads `op` and reports it. A whole read reports on its own path, so that
+/// no constant of its report is merged with a failed one's.
+#[inline(always)]
+fn read_and_report<T: ReadAt + ?Sized, R: FnMut(&ReadOp<'_>, Report)>(
+    source: &mut T,
+    op: &mut ReadOp<'_>,
+    report: &mut R,
+) {
+    match source.read_at(op.addr, op.buf) {
+        Ok(()) => {
+            let r = Report::ok(op.tag, op.buf.len());
+            report(op, r);
+        }
+        Err(failed) => {
+            let r = Report::failed(op.tag, failed.valid.min(op.buf.len()), failed.kind);
+            report(op, r);
+        }
+    }
+}
+
+impl<T: ReadAt> ReadBackend for T {
+    #[inline]
+    fn geometry(&self) -> Geometry {
+        ReadAt::geometry(self)
+    }
+
+    #[inline(always)]
+    fn read_batch<R: FnMut(Report)>(&mut self, ops: &mut [ReadOp<'_>], mut report: R) -> usize {
+        self.read_batch_in_order(ops, |_, r| report(r))
+    }
+
+    #[inline]
+    fn reports_in_order(&self) -> bool {
+        true
+    }
+
+    #[inline(always)]
+    fn read_batch_in_order<R: FnMut(&ReadOp<'_>, Report)>(
+        &mut self,
+        ops: &mut [ReadOp<'_>],
+        mut report: R,
+    ) -> usize {
+        if let [op] = ops {
+            // A batch of one, as a reader's single read makes it: the same
+            // step without the loop, which the compiler does not always see
+            // through for a length it knows. (`max_ops` is never 0.)
+            read_and_report(self, op, &mut report);
+            return 1;
+        }
+        let n = ops.len().min(ReadAt::geometry(self).max_ops());
+        let Some(ops) = ops.get_mut(..n) else {
+            return 0;
+        };
+        self.read_each(ops, report);
+        n
+    }
+
+    #[inline]
+    fn scatters(&self) -> bool {
+        ReadAt::scatters(self)
+    }
+
+    fn read_scattered<R: FnMut(Report)>(
+        &mut self,
+        ops: &mut [ScatterOp<'_, '_>],
+        mut report: R,
+    ) -> usize {
+        let n = ops.len().min(ReadAt::geometry(self).max_ops());
+        let Some(ops) = ops.get_mut(..n) else {
+            return 0;
+        };
+        for op in ops {
+            let len = op.len();
+            let r = report_of(op.tag, len, self.read_parts_at(op.addr, op.parts));
+            report(r);
+        }
+        n
+    }
+}
+
+impl<T: ReadAt + ?Sized> ReadAt for &mut T {
     #[inline]
     fn geometry(&self) -> Geometry {
         (**self).geometry()
     }
 
     #[inline]
-    fn read_batch<R: FnMut(Report)>(&mut self, ops: &mut [ReadOp<'_>], report: R) -> usize {
-        (**self).read_batch(ops, report)
-    }
-
-    #[inline]
-    fn reports_in_order(&self) -> bool {
-        (**self).reports_in_order()
-    }
-
-    #[inline]
-    fn read_batch_in_order<R: FnMut(&ReadOp<'_>, Report)>(
-        &mut self,
-        ops: &mut [ReadOp<'_>],
-        report: R,
-    ) -> usize {
-        (**self).read_batch_in_order(ops, report)
+    fn read_at(&mut self, addr: u64, buf: &mut [u8]) -> Result<(), PartialRead> {
+        (**self).read_at(addr, buf)
     }
 
     #[inline]
@@ -415,11 +682,12 @@ impl<B: ReadBackend + ?Sized> ReadBackend for &mut B {
     }
 
     #[inline]
-    fn read_scattered<R: FnMut(Report)>(
-        &mut self,
-        ops: &mut [ScatterOp<'_, '_>],
-        report: R,
-    ) -> usize {
-        (**self).read_scattered(ops, report)
+    fn read_parts_at(&mut self, addr: u64, parts: &mut [&mut [u8]]) -> Result<(), PartialRead> {
+        (**self).read_parts_at(addr, parts)
+    }
+
+    #[inline(always)]
+    fn read_each<R: FnMut(&ReadOp<'_>, Report)>(&mut self, ops: &mut [ReadOp<'_>], report: R) {
+        (**self).read_each(ops, report);
     }
 }

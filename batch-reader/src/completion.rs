@@ -1,6 +1,6 @@
 //! [`Completion`]: what happened to each byte of an op.
 
-use crate::ReadErrorKind;
+use crate::{PartialRead, ReadErrorKind, ReadOp};
 
 /// The outcome of one fragment, as the reader records it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,10 +29,10 @@ pub(crate) struct FragRecord {
 /// address 20 cuts the second one short:
 ///
 /// ```
-/// use batch_reader::{backends::MemoryBackend, Fragment, Geometry, ReadErrorKind, ReadOp, Reader};
+/// use batch_reader::{backends::{Faulty, MemoryBackend}, Fragment, Geometry, ReadErrorKind, ReadOp, Reader};
 ///
 /// let mem = [0u8; 32];
-/// let mut backend = MemoryBackend::new(&mem, Geometry::new(Some(16), 16, 8)?);
+/// let mut backend = Faulty::new(MemoryBackend::new(&mem, Geometry::new(Some(16), 16, 8)?));
 /// backend.inject_fault(20..24, ReadErrorKind::Io)?;
 /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
 /// let mut buf = [0u8; 16];
@@ -110,10 +110,10 @@ impl Segment {
 /// # Examples
 ///
 /// ```
-/// use batch_reader::{backends::MemoryBackend, Geometry, ReadErrorKind, ReadOp, Reader, Segment};
+/// use batch_reader::{backends::{Faulty, MemoryBackend}, Geometry, ReadErrorKind, ReadOp, Reader, Segment};
 ///
 /// let mem = [7u8; 256];
-/// let mut backend = MemoryBackend::new(&mem, Geometry::new(Some(64), 64, 8)?);
+/// let mut backend = Faulty::new(MemoryBackend::new(&mem, Geometry::new(Some(64), 64, 8)?));
 /// backend.inject_fault(64..128, ReadErrorKind::Unmapped)?;
 /// let mut r: Reader<_, _> = Reader::new(backend, [0u8; 0]);
 /// let mut buf = [0u8; 96];
@@ -141,6 +141,26 @@ pub struct Completion<'a> {
 }
 
 impl<'a> Completion<'a> {
+    /// The completion of `op` covering its records `frags` (in order, from
+    /// the first covered byte to the last): the one way every route makes
+    /// one.
+    #[inline(always)]
+    pub(crate) fn of(op: &'a ReadOp<'_>, frags: &'a [FragRecord]) -> Self {
+        let offset = frags.first().map_or(0, |f| f.offset);
+        let end = frags
+            .last()
+            .map_or(offset, |f| f.offset.saturating_add(f.len));
+        Self {
+            tag: op.tag,
+            addr: op.addr,
+            op_len: op.buf.len(),
+            offset,
+            len: end.saturating_sub(offset),
+            frags,
+            data: op.buf.get(offset..end).unwrap_or(&[]),
+        }
+    }
+
     /// The op's tag.
     ///
     /// # Examples
@@ -323,10 +343,10 @@ impl<'a> Completion<'a> {
     /// # Examples
     ///
     /// ```
-    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadErrorKind, ReadOp, Reader};
+    /// use batch_reader::{backends::{Faulty, MemoryBackend}, Geometry, ReadErrorKind, ReadOp, Reader};
     ///
     /// let mem = [0u8; 32];
-    /// let mut backend = MemoryBackend::new(&mem, Geometry::new(Some(16), 16, 8)?);
+    /// let mut backend = Faulty::new(MemoryBackend::new(&mem, Geometry::new(Some(16), 16, 8)?));
     /// backend.inject_fault(20..32, ReadErrorKind::Unmapped)?;
     /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
     /// let mut buf = [0u8; 16];
@@ -346,10 +366,10 @@ impl<'a> Completion<'a> {
     /// # Examples
     ///
     /// ```
-    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadErrorKind, ReadOp, Reader};
+    /// use batch_reader::{backends::{Faulty, MemoryBackend}, Geometry, ReadErrorKind, ReadOp, Reader};
     ///
     /// let mem = [0u8; 32];
-    /// let mut backend = MemoryBackend::new(&mem, Geometry::new(Some(16), 16, 8)?);
+    /// let mut backend = Faulty::new(MemoryBackend::new(&mem, Geometry::new(Some(16), 16, 8)?));
     /// backend.inject_fault(20..32, ReadErrorKind::Unmapped)?;
     /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
     /// let mut buf = [0u8; 16];
@@ -368,10 +388,10 @@ impl<'a> Completion<'a> {
     /// # Examples
     ///
     /// ```
-    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadErrorKind, ReadOp, Reader};
+    /// use batch_reader::{backends::{Faulty, MemoryBackend}, Geometry, ReadErrorKind, ReadOp, Reader};
     ///
     /// let mem = [0u8; 32];
-    /// let mut backend = MemoryBackend::new(&mem, Geometry::new(Some(16), 16, 8)?);
+    /// let mut backend = Faulty::new(MemoryBackend::new(&mem, Geometry::new(Some(16), 16, 8)?));
     /// backend.inject_fault(20..32, ReadErrorKind::Unmapped)?;
     /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
     /// let mut buf = [0u8; 16];
@@ -385,28 +405,32 @@ impl<'a> Completion<'a> {
         self.len - self.ok_bytes()
     }
 
-    /// The first failed byte (offset within the op) and why it failed.
+    /// Where the op first failed within this completion: the offset of its
+    /// first failed byte (within the op) and why it failed.
     ///
     /// # Examples
     ///
     /// ```
-    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadErrorKind, ReadOp, Reader};
+    /// use batch_reader::{backends::{Faulty, MemoryBackend}, Geometry, PartialRead, ReadErrorKind, ReadOp, Reader};
     ///
     /// let mem = [0u8; 32];
-    /// let mut backend = MemoryBackend::new(&mem, Geometry::new(Some(16), 16, 8)?);
+    /// let mut backend = Faulty::new(MemoryBackend::new(&mem, Geometry::new(Some(16), 16, 8)?));
     /// backend.inject_fault(20..32, ReadErrorKind::Unmapped)?;
     /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
     /// let mut buf = [0u8; 16];
     /// let mut first = None;
     /// reader.read_many(&mut [ReadOp::new(8, &mut buf, 0)], |c| first = c.first_error());
-    /// assert_eq!(first, Some((12, ReadErrorKind::Unmapped))); // address 20
+    /// assert_eq!(first, Some(PartialRead { valid: 12, kind: ReadErrorKind::Unmapped })); // address 20
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     #[inline]
-    pub fn first_error(&self) -> Option<(usize, ReadErrorKind)> {
-        self.frags
-            .iter()
-            .find_map(|f| f.error.map(|e| (f.offset + f.valid, e)))
+    pub fn first_error(&self) -> Option<PartialRead> {
+        self.frags.iter().find_map(|f| {
+            f.error.map(|kind| PartialRead {
+                valid: f.offset + f.valid,
+                kind,
+            })
+        })
     }
 
     /// The fragments, in order, as the backend saw them.
@@ -477,10 +501,10 @@ impl<'a> Completion<'a> {
 /// read.
 ///
 /// ```
-/// use batch_reader::{backends::MemoryBackend, Geometry, ReadErrorKind, ReadOp, Reader};
+/// use batch_reader::{backends::{Faulty, MemoryBackend}, Geometry, ReadErrorKind, ReadOp, Reader};
 ///
 /// let mem = [0u8; 64];
-/// let mut backend = MemoryBackend::new(&mem, Geometry::new(Some(8), 8, 8)?);
+/// let mut backend = Faulty::new(MemoryBackend::new(&mem, Geometry::new(Some(8), 8, 8)?));
 /// backend.inject_fault(24..32, ReadErrorKind::Unmapped)?;
 /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
 /// let mut buf = [0u8; 24];
@@ -556,9 +580,10 @@ impl Iterator for Segments<'_> {
 /// # Examples
 ///
 /// ```
-/// use batch_reader::{ReadErrorKind, ReadSummary};
+/// use batch_reader::{PartialRead, ReadErrorKind, ReadSummary};
 ///
-/// let s = ReadSummary::new(16, 10, Some((10, ReadErrorKind::OutOfBounds)));
+/// let failed = PartialRead { valid: 10, kind: ReadErrorKind::OutOfBounds };
+/// let s = ReadSummary::new(16, 10, Some(failed));
 /// assert!(!s.is_ok());
 /// assert_eq!(s.failed_bytes(), 6);
 /// ```
@@ -566,26 +591,27 @@ impl Iterator for Segments<'_> {
 pub struct ReadSummary {
     len: usize,
     ok: usize,
-    first_error: Option<(usize, ReadErrorKind)>,
+    first_error: Option<PartialRead>,
 }
 
 impl ReadSummary {
-    /// A summary of a read of `len` bytes of which `ok` succeeded, the first
-    /// failure being at offset `first_error.0`.
+    /// A summary of a read of `len` bytes of which `ok` succeeded, first
+    /// failing as `first_error` says.
     ///
     /// # Examples
     ///
     /// ```
-    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadErrorKind, Reader, ReadSummary};
+    /// use batch_reader::{backends::MemoryBackend, Geometry, PartialRead, ReadErrorKind, Reader, ReadSummary};
     ///
     /// let mem = [1u8; 16];
     /// let backend = MemoryBackend::new(&mem, Geometry::new(None, 32, 8)?);
     /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
     /// let s = reader.read_buf(12, &mut [0u8; 8]);
-    /// assert_eq!(s, ReadSummary::new(8, 4, Some((4, ReadErrorKind::OutOfBounds))));
+    /// let failed = PartialRead { valid: 4, kind: ReadErrorKind::OutOfBounds };
+    /// assert_eq!(s, ReadSummary::new(8, 4, Some(failed)));
     /// # Ok::<(), batch_reader::GeometryError>(())
     /// ```
-    pub const fn new(len: usize, ok: usize, first_error: Option<(usize, ReadErrorKind)>) -> Self {
+    pub const fn new(len: usize, ok: usize, first_error: Option<PartialRead>) -> Self {
         Self {
             len,
             ok,
@@ -682,22 +708,23 @@ impl ReadSummary {
         self.len - self.ok
     }
 
-    /// The first failed byte's offset and why it failed.
+    /// Where the read first failed: the offset of its first failed byte
+    /// and why it failed.
     ///
     /// # Examples
     ///
     /// ```
-    /// use batch_reader::{backends::MemoryBackend, Geometry, ReadErrorKind, Reader};
+    /// use batch_reader::{backends::MemoryBackend, Geometry, PartialRead, ReadErrorKind, Reader};
     ///
     /// let mem = [1u8; 16];
     /// let backend = MemoryBackend::new(&mem, Geometry::new(None, 32, 8)?);
     /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
     /// let s = reader.read_buf(10, &mut [0u8; 8]);
-    /// assert_eq!(s.first_error(), Some((6, ReadErrorKind::OutOfBounds)));
+    /// assert_eq!(s.first_error(), Some(PartialRead { valid: 6, kind: ReadErrorKind::OutOfBounds }));
     /// assert_eq!(reader.read_buf(0, &mut [0u8; 8]).first_error(), None);
     /// # Ok::<(), batch_reader::GeometryError>(())
     /// ```
-    pub const fn first_error(&self) -> Option<(usize, ReadErrorKind)> {
+    pub const fn first_error(&self) -> Option<PartialRead> {
         self.first_error
     }
 }

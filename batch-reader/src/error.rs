@@ -10,14 +10,14 @@ use core::fmt;
 /// # Examples
 ///
 /// ```
-/// use batch_reader::{backends::MemoryBackend, Geometry, ReadErrorKind, Reader};
+/// use batch_reader::{backends::MemoryBackend, Geometry, PartialRead, ReadErrorKind, Reader};
 ///
 /// let mem = [0u8; 16];
 /// let backend = MemoryBackend::new(&mem, Geometry::new(None, 16, 8)?);
 /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
 /// assert_eq!(reader.read_val::<u32>(14), Err(ReadErrorKind::OutOfBounds));
 /// let s = reader.read_buf(u64::MAX - 1, &mut [0u8; 4]);
-/// assert_eq!(s.first_error(), Some((0, ReadErrorKind::AddressOverflow)));
+/// assert_eq!(s.first_error(), Some(PartialRead { valid: 0, kind: ReadErrorKind::AddressOverflow }));
 /// assert_eq!(ReadErrorKind::OutOfBounds.to_string(), "address past the end of the source");
 /// # Ok::<(), batch_reader::GeometryError>(())
 /// ```
@@ -64,6 +64,41 @@ impl fmt::Display for ReadErrorKind {
 
 impl core::error::Error for ReadErrorKind {}
 
+/// Where a read first failed: the bytes before `valid` were read and the
+/// byte at `valid` failed with `kind`. Every read layer reports a failure
+/// as this: [`ReadSummary::first_error`](crate::ReadSummary::first_error),
+/// [`Completion::first_error`](crate::Completion::first_error) (offsets
+/// within the op), and the error of [`AsyncReader::read`](crate::AsyncReader::read).
+///
+/// For an [`AsyncReader`](crate::AsyncReader) read, from `valid` on the
+/// buffer holds what it held before, except after a read too large for the
+/// staging space, which goes straight into the buffer: there it may also
+/// hold bytes read past the failure.
+///
+/// # Examples
+///
+/// ```
+/// use batch_reader::{PartialRead, ReadErrorKind};
+///
+/// let e = PartialRead { valid: 3, kind: ReadErrorKind::Unmapped };
+/// assert_eq!(e.to_string(), "read failed after 3 bytes: address not mapped");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PartialRead {
+    /// How many bytes, from the start of the buffer, were read.
+    pub valid: usize,
+    /// Why the byte at `valid` could not be read.
+    pub kind: ReadErrorKind,
+}
+
+impl fmt::Display for PartialRead {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "read failed after {} bytes: {}", self.valid, self.kind)
+    }
+}
+
+impl core::error::Error for PartialRead {}
+
 /// A [`Geometry`](crate::Geometry) that cannot describe a backend.
 ///
 /// # Examples
@@ -99,20 +134,23 @@ impl fmt::Display for GeometryError {
 
 impl core::error::Error for GeometryError {}
 
-/// The fault map of a [`MemoryBackend`](crate::backends::MemoryBackend) has no
-/// room for another fault.
+/// A fault a [`Faulty`](crate::backends::Faulty) backend cannot take.
 ///
 /// # Examples
 ///
 /// ```
-/// use batch_reader::{backends::MemoryBackend, FaultMapError, Geometry, ReadErrorKind};
+/// use batch_reader::backends::{Faulty, MemoryBackend};
+/// use batch_reader::{FaultMapError, Geometry, ReadErrorKind};
 ///
-/// let mut backend = MemoryBackend::<'_, 2>::mapped_at(&[], 0, Geometry::new(None, 16, 1)?);
+/// let inner = MemoryBackend::new(&[], Geometry::new(None, 16, 1)?);
+/// let mut backend = Faulty::<_, 2>::with_room(inner);
 /// backend.inject_fault(0..1, ReadErrorKind::Io)?;
 /// backend.inject_fault(1..2, ReadErrorKind::Io)?;
 /// let err = backend.inject_fault(2..3, ReadErrorKind::Io).unwrap_err();
 /// assert_eq!(err, FaultMapError::Full { capacity: 2 });
 /// assert_eq!(err.to_string(), "fault map full (2 faults)");
+/// let err = backend.inject_fault(10..5, ReadErrorKind::Io).unwrap_err();
+/// assert_eq!(err.to_string(), "fault range 10..5 ends before it starts");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,12 +160,28 @@ pub enum FaultMapError {
         /// The number of slots.
         capacity: usize,
     },
+    /// The range holds no address (`start == end`).
+    EmptyRange {
+        /// Where it starts and ends.
+        at: u64,
+    },
+    /// The range ends before it starts.
+    ReversedRange {
+        /// Its start.
+        start: u64,
+        /// Its end, below `start`.
+        end: u64,
+    },
 }
 
 impl fmt::Display for FaultMapError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Full { capacity } => write!(f, "fault map full ({capacity} faults)"),
+            Self::EmptyRange { at } => write!(f, "fault range {at}..{at} holds no address"),
+            Self::ReversedRange { start, end } => {
+                write!(f, "fault range {start}..{end} ends before it starts")
+            }
         }
     }
 }

@@ -7,7 +7,7 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
-mod auto;
+mod async_reader;
 mod backend;
 pub mod backends;
 mod completion;
@@ -19,11 +19,13 @@ mod op;
 mod policy;
 mod reader;
 
-pub use auto::{AsyncReader, DEFAULT_QUEUE, DEFAULT_STAGING, PartialRead, Read, ReadVal, Run};
-pub use backend::{ReadBackend, Report, ScatterOp};
+pub use async_reader::{
+    AsyncReader, DEFAULT_QUEUE, DEFAULT_STAGING, ReadFuture, ReadValFuture, RunFuture,
+};
+pub use backend::{ReadAt, ReadBackend, Report, ScatterOp, read_each_at};
 pub use completion::{Completion, Fragment, ReadSummary, Segment, Segments};
 pub use counters::Counters;
-pub use error::{FaultMapError, GeometryError, ReadErrorKind};
+pub use error::{FaultMapError, GeometryError, PartialRead, ReadErrorKind};
 pub use geometry::Geometry;
 pub use op::ReadOp;
 pub use policy::CoalescePolicy;

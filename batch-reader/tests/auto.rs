@@ -12,7 +12,7 @@ use core::pin::{Pin, pin};
 use core::sync::atomic::{AtomicBool, Ordering};
 use core::task::{Context, Poll, Waker};
 
-use batch_reader::backends::MemoryBackend;
+use batch_reader::backends::{Faulty, MemoryBackend};
 use batch_reader::{AsyncReader, Geometry, PartialRead, ReadErrorKind};
 use embassy_futures::join::{join, join3};
 
@@ -166,7 +166,10 @@ fn two_tasks_on_one_thread_share_batches() {
 #[test]
 fn partial_failures_reach_each_future() {
     let mem: Vec<u8> = (0..=255).collect();
-    let mut backend = MemoryBackend::new(&mem, Geometry::new(Some(64), 64, 64).expect("geometry"));
+    let mut backend = Faulty::new(MemoryBackend::new(
+        &mem,
+        Geometry::new(Some(64), 64, 64).expect("geometry"),
+    ));
     backend
         .inject_fault(100..104, ReadErrorKind::Io)
         .expect("room");
@@ -365,8 +368,11 @@ fn random_cancellation() {
 
 /// The setup of the random cancellation tests: bytes 0..=255 with byte 200
 /// failing, boundaries every 32 bytes, 6 ops per call.
-fn chaos_backend(mem: &[u8]) -> MemoryBackend<'_> {
-    let mut backend = MemoryBackend::new(mem, Geometry::new(Some(32), 32, 6).expect("geometry"));
+fn chaos_backend(mem: &[u8]) -> Faulty<MemoryBackend<'_>> {
+    let mut backend = Faulty::new(MemoryBackend::new(
+        mem,
+        Geometry::new(Some(32), 32, 6).expect("geometry"),
+    ));
     backend
         .inject_fault(200..201, ReadErrorKind::Io)
         .expect("room");
@@ -413,7 +419,7 @@ fn check_outcomes(
 
 /// Every slot, the solo op and all staging came back: a full queue of
 /// full-size reads still batches.
-fn all_came_back(r: &AsyncReader<MemoryBackend<'_>, [u8; 16], 5, 48>) {
+fn all_came_back(r: &AsyncReader<Faulty<MemoryBackend<'_>>, [u8; 16], 5, 48>) {
     let mut bufs = [[0u8; 8]; 5];
     let [a, b, c, d, e] = &mut bufs;
     let before = r.counters().backend_calls;
@@ -807,7 +813,10 @@ fn a_failure_in_a_later_part_of_a_long_read_is_placed_right() {
     // 4-byte boundaries and a fragment table of 4 (N = 4): a 24-byte read is
     // 6 fragments, completed in two parts; the fault at 20 is in the second.
     let mem: Vec<u8> = (0..64).collect();
-    let mut backend = MemoryBackend::new(&mem, Geometry::new(Some(4), 4, 16).expect("geometry"));
+    let mut backend = Faulty::new(MemoryBackend::new(
+        &mem,
+        Geometry::new(Some(4), 4, 16).expect("geometry"),
+    ));
     backend
         .inject_fault(20..21, ReadErrorKind::Io)
         .expect("room");
@@ -907,7 +916,7 @@ fn joined_reads_match_the_synchronous_reader() {
     let mem: Vec<u8> = (0..=255).collect();
     let geometry = Geometry::new(Some(32), 32, 8).expect("geometry");
     let faulted = || {
-        let mut b = MemoryBackend::new(&mem, geometry);
+        let mut b = Faulty::new(MemoryBackend::new(&mem, geometry));
         b.inject_fault(70..72, ReadErrorKind::Io).expect("room");
         b.inject_fault(150..151, ReadErrorKind::Unmapped)
             .expect("room");
@@ -935,7 +944,7 @@ fn joined_reads_match_the_synchronous_reader() {
             let mut expect = [0x55u8; 24];
             let want = match sync.read_buf(addr, &mut expect[..len]).first_error() {
                 None => Ok(()),
-                Some((valid, kind)) => Err(PartialRead { valid, kind }),
+                Some(failed) => Err(failed),
             };
             assert_eq!(got[i], want, "read {i} at {addr}, {len} bytes");
             let valid = want.err().map_or(len, |e| e.valid);

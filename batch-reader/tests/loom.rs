@@ -3,7 +3,8 @@
 //! Run with `RUSTFLAGS="--cfg loom" cargo test -p ncio-batch-reader --release
 //! --test loom`. The reader's shared state is a loom `UnsafeCell` there, so
 //! every access is checked, and the executors are loom's `block_on`, whose
-//! waker is built on loom's atomics.
+//! waker is built on loom's atomics. Under a plain `cargo test` each model
+//! runs once, on `std`'s threads and an ordinary executor.
 //!
 //! The reader is not `Sync` and every future borrowing it is therefore not
 //! `Send`: one reader's queue is only ever touched by one thread at a time.
@@ -11,7 +12,6 @@
 //! impl), and the task's waker, which other threads may fire at any time.
 //! The models cover those, plus the single-threaded flush and wake paths
 //! under loom's checks.
-#![cfg(loom)]
 
 use core::future::Future;
 use core::pin::Pin;
@@ -20,18 +20,51 @@ use core::task::{Context, Poll, Waker};
 use batch_reader::backends::MemoryBackend;
 use batch_reader::{AsyncReader, Geometry, ReadErrorKind};
 use embassy_futures::join::join3;
-use loom::sync::{Arc, Mutex};
+
+use self::loom::future::block_on;
+use self::loom::sync::{Arc, Mutex};
+use self::loom::{model, thread};
+
+/// The models' view of loom: loom itself under `cfg(loom)`, and otherwise
+/// stand-ins of the same shape that run each model once.
+mod loom {
+    #[cfg(loom)]
+    pub use ::loom::{future, model, sync, thread};
+
+    #[cfg(not(loom))]
+    pub use std::{sync, thread};
+
+    /// Runs the model once.
+    #[cfg(not(loom))]
+    pub fn model<F: Fn() + Sync + Send + 'static>(f: F) {
+        f();
+    }
+
+    #[cfg(not(loom))]
+    pub mod future {
+        pub use embassy_futures::block_on;
+    }
+}
 
 type R<'m> = AsyncReader<MemoryBackend<'m>, [u8; 0], 4, 64>;
 
-/// 256 bytes in which the word at `8 * i` holds `8 * (i + 1)`.
-fn linked() -> Vec<u8> {
-    let mut mem = vec![0u8; 256];
-    for i in 0..32u64 {
-        mem[i as usize * 8..][..8].copy_from_slice(&((i + 1) * 8).to_ne_bytes());
+/// 256 bytes in which the word at `8 * i` holds `8 * (i + 1)`: a
+/// `static`, so that a reader over it can move to another thread.
+static LINKED: [u8; 256] = {
+    let mut mem = [0u8; 256];
+    let mut i = 0;
+    while i < 32 {
+        let next = ((i as u64) + 1) * 8;
+        let bytes = next.to_ne_bytes();
+        let mut k = 0;
+        while k < 8 {
+            mem[i * 8 + k] = bytes[k];
+            k += 1;
+        }
+        i += 1;
     }
     mem
-}
+};
 
 fn reader(mem: &[u8]) -> R<'_> {
     AsyncReader::new(
@@ -57,20 +90,20 @@ const EXPECTED: (Result<u64, ReadErrorKind>, u64, u64) = (Ok(8), 80, 152);
 
 #[test]
 fn run_flushes_once_per_step() {
-    loom::model(|| {
-        let mem = linked();
-        let mut r = reader(&mem);
-        assert_eq!(loom::future::block_on(r.run(chains)), EXPECTED);
+    model(|| {
+        let mem = &LINKED;
+        let mut r = reader(mem);
+        assert_eq!(block_on(r.run(chains)), EXPECTED);
         assert_eq!(r.counters().backend_calls, 3);
     });
 }
 
 #[test]
 fn self_woken_tasks_flush_once_per_step() {
-    loom::model(|| {
-        let mem = linked();
-        let r = reader(&mem);
-        assert_eq!(loom::future::block_on(chains(&r)), EXPECTED);
+    model(|| {
+        let mem = &LINKED;
+        let r = reader(mem);
+        assert_eq!(block_on(chains(&r)), EXPECTED);
         assert_eq!(r.counters().backend_calls, 3);
     });
 }
@@ -91,20 +124,20 @@ impl<F: Future> Future for ShareWaker<F> {
 
 #[test]
 fn wakes_from_another_thread_lose_nothing() {
-    loom::model(|| {
-        let mem = linked();
-        let r = reader(&mem);
+    model(|| {
+        let mem = &LINKED;
+        let r = reader(mem);
         let slot: Arc<Mutex<Option<Waker>>> = Arc::new(Mutex::new(None));
         let other = {
             let slot = Arc::clone(&slot);
             // A timer or interrupt firing the task's waker at any moment.
-            loom::thread::spawn(move || {
+            thread::spawn(move || {
                 if let Some(w) = slot.lock().expect("lock").take() {
                     w.wake();
                 }
             })
         };
-        let got = loom::future::block_on(ShareWaker {
+        let got = block_on(ShareWaker {
             slot,
             inner: Box::pin(chains(&r)),
         });
@@ -120,16 +153,16 @@ fn wakes_from_another_thread_lose_nothing() {
 
 #[test]
 fn a_reader_moves_between_threads_between_uses() {
-    loom::model(|| {
-        let mem: &'static [u8] = Box::leak(linked().into_boxed_slice());
+    model(|| {
+        let mem: &'static [u8] = &LINKED;
         let mut r = reader(mem);
-        assert_eq!(loom::future::block_on(r.read_val::<u64>(0)), Ok(8));
-        let handle = loom::thread::spawn(move || {
-            assert_eq!(loom::future::block_on(r.run(chains)), EXPECTED);
+        assert_eq!(block_on(r.read_val::<u64>(0)), Ok(8));
+        let handle = thread::spawn(move || {
+            assert_eq!(block_on(r.run(chains)), EXPECTED);
             r
         });
         let r = handle.join().expect("reader thread");
-        assert_eq!(loom::future::block_on(r.read_val::<u64>(8)), Ok(16));
+        assert_eq!(block_on(r.read_val::<u64>(8)), Ok(16));
         assert_eq!(r.counters().backend_calls, 5);
     });
 }

@@ -3,8 +3,10 @@
 
 mod common;
 
-use batch_reader::backends::MemoryBackend;
-use batch_reader::{CoalescePolicy, Geometry, ReadBackend, ReadErrorKind, ReadOp, Reader, Report};
+use batch_reader::backends::{Faulty, MemoryBackend};
+use batch_reader::{
+    CoalescePolicy, Geometry, PartialRead, ReadBackend, ReadErrorKind, ReadOp, Reader, Report,
+};
 use common::{Collector, Outcome, normalize, oracle};
 use proptest::prelude::*;
 
@@ -33,7 +35,7 @@ struct Case {
 }
 
 /// A backend that scatters with the trait's default `read_scattered`.
-struct DefaultScatter<'m>(MemoryBackend<'m>);
+struct DefaultScatter<'m>(Faulty<MemoryBackend<'m>>);
 
 impl ReadBackend for DefaultScatter<'_> {
     fn geometry(&self) -> Geometry {
@@ -109,9 +111,9 @@ fn memory(len: usize) -> Vec<u8> {
     (0..len).map(|i| (i * 31 + 7) as u8).collect()
 }
 
-fn backend<'m>(c: &Case, mem: &'m [u8]) -> MemoryBackend<'m> {
+fn backend<'m>(c: &Case, mem: &'m [u8]) -> Faulty<MemoryBackend<'m>> {
     let g = Geometry::new(c.boundary, c.max_transfer, c.max_ops).expect("valid geometry");
-    let mut b = MemoryBackend::with_base(mem, c.base, g);
+    let mut b = Faulty::new(MemoryBackend::with_base(mem, c.base, g));
     for &(start, len, kind) in &c.faults {
         b.inject_fault(start..start + len, KINDS[kind])
             .expect("room for 4 faults");
@@ -119,7 +121,7 @@ fn backend<'m>(c: &Case, mem: &'m [u8]) -> MemoryBackend<'m> {
     if let Some(a) = c.accept {
         b.set_accept_limit(a);
     }
-    b.set_scatter(c.scatter == 1);
+    b.inner_mut().set_scatter(c.scatter == 1);
     b
 }
 
@@ -288,7 +290,10 @@ fn run_buf_and_val(c: &Case, mem: &[u8]) {
         assert_eq!(
             s.first_error(),
             want.iter()
-                .find_map(|s| s.result.err().map(|e| (s.offset, e)))
+                .find_map(|s| s.result.err().map(|kind| PartialRead {
+                    valid: s.offset,
+                    kind
+                }))
         );
         // read_val over the first 8 bytes of the op.
         let mut b8 = backend(c, mem);

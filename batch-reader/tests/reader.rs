@@ -1,9 +1,10 @@
 //! Exact expectations: which backend ops a batch becomes, and what each op's
 //! completion says.
 
-use batch_reader::backends::MemoryBackend;
+use batch_reader::backends::{Faulty, MemoryBackend};
 use batch_reader::{
-    CoalescePolicy, Counters, Geometry, ReadBackend, ReadErrorKind, ReadOp, Reader, Report, Segment,
+    CoalescePolicy, Counters, Geometry, PartialRead, ReadBackend, ReadErrorKind, ReadOp, Reader,
+    Report, Segment,
 };
 
 fn geometry(boundary: Option<u64>, max_transfer: usize, max_ops: usize) -> Geometry {
@@ -16,7 +17,7 @@ fn memory() -> Vec<u8> {
 
 /// A backend that records every batch it is given, on top of memory.
 struct Recording<'m> {
-    inner: MemoryBackend<'m>,
+    inner: Faulty<MemoryBackend<'m>>,
     calls: Vec<Vec<(u64, usize)>>,
 }
 
@@ -34,7 +35,7 @@ impl ReadBackend for Recording<'_> {
 
 fn recording(mem: &[u8], g: Geometry) -> Recording<'_> {
     Recording {
-        inner: MemoryBackend::new(mem, g),
+        inner: Faulty::new(MemoryBackend::new(mem, g)),
         calls: Vec::new(),
     }
 }
@@ -246,7 +247,7 @@ fn empty_and_overflowing_ops_never_reach_the_backend() {
 fn op_with_more_fragments_than_the_table_completes_in_parts() {
     let mem = memory();
     let mut r = Reader::<_, _, 4, 4>::with_window(
-        MemoryBackend::new(&mem, geometry(Some(8), 8, 16)),
+        Faulty::new(MemoryBackend::new(&mem, geometry(Some(8), 8, 16))),
         [0u8; 0],
     );
     r.backend_mut()
@@ -262,7 +263,16 @@ fn op_with_more_fragments_than_the_table_completes_in_parts() {
         parts,
         vec![
             (42, 0, 32, false, None),
-            (42, 32, 32, false, Some((36, ReadErrorKind::Unmapped))),
+            (
+                42,
+                32,
+                32,
+                false,
+                Some(PartialRead {
+                    valid: 36,
+                    kind: ReadErrorKind::Unmapped
+                })
+            ),
             (42, 64, 16, true, None),
         ]
     );
@@ -362,7 +372,7 @@ fn read_val_reads_zerocopy_types() {
     mem[16..20].copy_from_slice(b"BTCH");
     mem[20..24].copy_from_slice(&7u32.to_ne_bytes());
     let mut r: Reader<_, _> = Reader::new(
-        MemoryBackend::new(&mem, geometry(Some(16), 16, 4)),
+        Faulty::new(MemoryBackend::new(&mem, geometry(Some(16), 16, 4))),
         [0u8; 16],
     );
     assert_eq!(
@@ -394,7 +404,7 @@ fn scattering_backends_merge_without_scratch() {
         .collect();
     // No scratch at all: the merged read lands in the four buffers directly.
     let mut r = Reader::new(
-        MemoryBackend::new(&mem, geometry(Some(64), 64, 16)),
+        Faulty::new(MemoryBackend::new(&mem, geometry(Some(64), 64, 16))),
         [0u8; 0],
     );
     r.backend_mut()

@@ -9,7 +9,7 @@
 #![no_main]
 
 use arbitrary::Arbitrary;
-use batch_reader::backends::MemoryBackend;
+use batch_reader::backends::{Faulty, MemoryBackend};
 use batch_reader::{AsyncReader, Geometry, PartialRead, ReadErrorKind, Reader};
 use core::future::{Future, poll_fn};
 use core::task::{Context, Poll, Waker};
@@ -48,7 +48,7 @@ const MAX_LEN: usize = 80;
 /// An untouched buffer byte.
 const UNTOUCHED: u8 = 0xee;
 
-fn backend<'m>(input: &Input, mem: &'m [u8]) -> Option<MemoryBackend<'m>> {
+fn backend<'m>(input: &Input, mem: &'m [u8]) -> Option<Faulty<MemoryBackend<'m>>> {
     let boundary = input.boundary_shift.map(|s| 1u64 << (s % 8));
     let geometry = Geometry::new(
         boundary,
@@ -56,7 +56,7 @@ fn backend<'m>(input: &Input, mem: &'m [u8]) -> Option<MemoryBackend<'m>> {
         1 + input.max_ops as usize % 8,
     )
     .ok()?;
-    let mut b = MemoryBackend::new(mem, geometry);
+    let mut b = Faulty::new(MemoryBackend::new(mem, geometry));
     for &(at, len, kind) in &input.faults {
         let at = u64::from(at % 1024);
         b.inject_fault(at..at + 1 + u64::from(len % 16), KINDS[kind as usize % 3])
@@ -154,10 +154,10 @@ fuzz_target!(|input: Input| {
                 let s = oracle.read_buf(fate.addr, &mut want);
                 let expected = match s.first_error() {
                     None => Ok(()),
-                    Some((valid, kind)) => Err(PartialRead { valid, kind }),
+                    Some(failed) => Err(failed),
                 };
                 assert_eq!(got, expected, "{fate:?}");
-                let valid = s.first_error().map_or(fate.len, |(v, _)| v);
+                let valid = s.first_error().map_or(fate.len, |f| f.valid);
                 assert_eq!(buf[..valid], want[..valid]);
                 assert!(buf[fate.len..].iter().all(|&x| x == UNTOUCHED));
             }

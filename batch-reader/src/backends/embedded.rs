@@ -2,7 +2,7 @@
 
 use embedded_io::{Error as _, ErrorKind, Read, Seek, SeekFrom};
 
-use crate::{Geometry, ReadBackend, ReadErrorKind, ReadOp, Report};
+use crate::{Geometry, PartialRead, ReadAt, ReadErrorKind};
 
 /// Turns a seekable `embedded_io` reader (a flash chip, an SD card, a file)
 /// into a backend: each op is a seek (skipped when already there) and a read
@@ -55,7 +55,7 @@ impl<T: Read + Seek> EmbeddedIoBackend<T> {
     /// a position):
     ///
     /// ```
-    /// use batch_reader::{backends::EmbeddedIoBackend, Geometry, ReadErrorKind, Reader};
+    /// use batch_reader::{backends::EmbeddedIoBackend, Geometry, PartialRead, ReadErrorKind, Reader};
     ///
     /// # struct Rom<'a>(&'a [u8], usize);
     /// # impl embedded_io::ErrorType for Rom<'_> { type Error = core::convert::Infallible; }
@@ -77,7 +77,7 @@ impl<T: Read + Seek> EmbeddedIoBackend<T> {
     /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
     /// let mut buf = [0u8; 4];
     /// let s = reader.read_buf(8, &mut buf);
-    /// assert_eq!(s.first_error(), Some((2, ReadErrorKind::OutOfBounds)));
+    /// assert_eq!(s.first_error(), Some(PartialRead { valid: 2, kind: ReadErrorKind::OutOfBounds }));
     /// assert_eq!(&buf[..2], b"89");
     /// # Ok::<(), batch_reader::GeometryError>(())
     /// ```
@@ -123,16 +123,26 @@ impl<T: Read + Seek> EmbeddedIoBackend<T> {
         self.io
     }
 
-    fn read_one(&mut self, addr: u64, buf: &mut [u8]) -> (usize, Option<ReadErrorKind>) {
+    fn read_one(&mut self, addr: u64, buf: &mut [u8]) -> Result<(), PartialRead> {
         if buf.is_empty() {
-            return (0, None);
+            return Ok(());
         }
         if self.pos != Some(addr) {
             self.pos = None;
             match self.io.seek(SeekFrom::Start(addr)) {
                 Ok(p) if p == addr => self.pos = Some(addr),
-                Ok(_) => return (0, Some(ReadErrorKind::OutOfBounds)),
-                Err(e) => return (0, Some(kind_of(e.kind()))),
+                Ok(_) => {
+                    return Err(PartialRead {
+                        valid: 0,
+                        kind: ReadErrorKind::OutOfBounds,
+                    });
+                }
+                Err(e) => {
+                    return Err(PartialRead {
+                        valid: 0,
+                        kind: kind_of(e.kind()),
+                    });
+                }
             }
         }
         let mut done = 0;
@@ -140,18 +150,24 @@ impl<T: Read + Seek> EmbeddedIoBackend<T> {
             match self.io.read(&mut buf[done..]) {
                 Ok(0) => {
                     self.pos = None;
-                    return (done, Some(ReadErrorKind::OutOfBounds));
+                    return Err(PartialRead {
+                        valid: done,
+                        kind: ReadErrorKind::OutOfBounds,
+                    });
                 }
                 Ok(n) => done += n,
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(e) => {
                     self.pos = None;
-                    return (done, Some(kind_of(e.kind())));
+                    return Err(PartialRead {
+                        valid: done,
+                        kind: kind_of(e.kind()),
+                    });
                 }
             }
         }
         self.pos = addr.checked_add(done as u64);
-        (done, None)
+        Ok(())
     }
 }
 
@@ -166,26 +182,13 @@ fn kind_of(kind: ErrorKind) -> ReadErrorKind {
     }
 }
 
-impl<T: Read + Seek> ReadBackend for EmbeddedIoBackend<T> {
+impl<T: Read + Seek> ReadAt for EmbeddedIoBackend<T> {
     #[inline]
     fn geometry(&self) -> Geometry {
         self.geometry
     }
 
-    fn read_batch<R: FnMut(Report)>(&mut self, ops: &mut [ReadOp<'_>], mut report: R) -> usize {
-        self.read_batch_in_order(ops, |_, r| report(r))
-    }
-
-    fn reports_in_order(&self) -> bool {
-        true
-    }
-
-    fn read_batch_in_order<R: FnMut(&ReadOp<'_>, Report)>(
-        &mut self,
-        ops: &mut [ReadOp<'_>],
-        report: R,
-    ) -> usize {
-        let max_ops = self.geometry.max_ops();
-        super::one_by_one(ops, max_ops, |addr, buf| self.read_one(addr, buf), report)
+    fn read_at(&mut self, addr: u64, buf: &mut [u8]) -> Result<(), PartialRead> {
+        self.read_one(addr, buf)
     }
 }

@@ -5,9 +5,7 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 
-#[cfg(target_os = "linux")]
-use crate::ScatterOp;
-use crate::{Geometry, ReadBackend, ReadErrorKind, ReadOp, Report};
+use crate::{Geometry, PartialRead, ReadAt, ReadErrorKind};
 
 /// Reads a file (owned, `File`, or borrowed, `&File`) with `read_at`: no
 /// seeking, no shared file position, so several backends may share a file.
@@ -49,7 +47,7 @@ impl<F: Borrow<File>> FileBackend<F> {
     /// A borrowed file, read past its end:
     ///
     /// ```
-    /// use batch_reader::{backends::FileBackend, Geometry, ReadErrorKind, Reader};
+    /// use batch_reader::{backends::FileBackend, Geometry, PartialRead, ReadErrorKind, Reader};
     ///
     /// # #[cfg(not(miri))] { // Miri cannot open files.
     /// let name = format!("batch-reader-doc-new-{}", std::process::id());
@@ -60,7 +58,7 @@ impl<F: Borrow<File>> FileBackend<F> {
     /// let mut reader: Reader<_, _> = Reader::new(backend, [0u8; 0]);
     /// let mut buf = [0u8; 4];
     /// let s = reader.read_buf(8, &mut buf);
-    /// assert_eq!(s.first_error(), Some((2, ReadErrorKind::OutOfBounds)));
+    /// assert_eq!(s.first_error(), Some(PartialRead { valid: 2, kind: ReadErrorKind::OutOfBounds }));
     /// assert_eq!(&buf[..2], b"89");
     /// std::fs::remove_file(&path)?;
     /// # }
@@ -99,26 +97,39 @@ impl<F: Borrow<File>> FileBackend<F> {
         self.file
     }
 
-    fn read_one(&self, addr: u64, buf: &mut [u8]) -> (usize, Option<ReadErrorKind>) {
+    fn read_one(&self, addr: u64, buf: &mut [u8]) -> Result<(), PartialRead> {
         let mut done = 0;
         while done < buf.len() {
             let Some(at) = addr.checked_add(done as u64) else {
-                return (done, Some(ReadErrorKind::AddressOverflow));
+                return Err(PartialRead {
+                    valid: done,
+                    kind: ReadErrorKind::AddressOverflow,
+                });
             };
             match self.file.borrow().read_at(&mut buf[done..], at) {
-                Ok(0) => return (done, Some(ReadErrorKind::OutOfBounds)),
+                Ok(0) => {
+                    return Err(PartialRead {
+                        valid: done,
+                        kind: ReadErrorKind::OutOfBounds,
+                    });
+                }
                 Ok(n) => done += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return (done, Some(kind_of(&e))),
+                Err(e) => {
+                    return Err(PartialRead {
+                        valid: done,
+                        kind: kind_of(&e),
+                    });
+                }
             }
         }
-        (done, None)
+        Ok(())
     }
 
     /// Reads consecutive bytes from `addr` into `parts` with `preadv`,
     /// continued after short reads.
     #[cfg(target_os = "linux")]
-    fn read_parts(&self, addr: u64, parts: &mut [&mut [u8]]) -> (usize, Option<ReadErrorKind>) {
+    fn read_parts(&self, addr: u64, parts: &mut [&mut [u8]]) -> Result<(), PartialRead> {
         use std::os::fd::AsRawFd;
         /// iovecs per `preadv` call: Linux's `IOV_MAX`.
         const CHUNK: usize = 1024;
@@ -129,32 +140,18 @@ impl<F: Borrow<File>> FileBackend<F> {
         let (mut first, mut skip) = (0usize, 0usize);
         while done < total {
             let Some(at) = addr.checked_add(done as u64) else {
-                return (done, Some(ReadErrorKind::AddressOverflow));
+                return Err(PartialRead {
+                    valid: done,
+                    kind: ReadErrorKind::AddressOverflow,
+                });
             };
             let Ok(at) = libc::off_t::try_from(at) else {
-                return (done, Some(ReadErrorKind::OutOfBounds));
+                return Err(PartialRead {
+                    valid: done,
+                    kind: ReadErrorKind::OutOfBounds,
+                });
             };
-            let mut iov: heapless::Vec<libc::iovec, CHUNK> = heapless::Vec::new();
-            for (k, part) in parts[first..].iter_mut().take(CHUNK).enumerate() {
-                let tail = &mut part[if k == 0 { skip } else { 0 }..];
-                let (base, len) = (tail.as_mut_ptr(), tail.len());
-                match iov.last_mut() {
-                    // Parts that follow each other in memory (one buffer cut
-                    // into ops) go in one iovec: the kernel then copies once
-                    // instead of once per part.
-                    Some(last)
-                        if (last.iov_base as usize).wrapping_add(last.iov_len) == base as usize =>
-                    {
-                        last.iov_len += len;
-                    }
-                    _ => {
-                        let _ = iov.push(libc::iovec {
-                            iov_base: base.cast(),
-                            iov_len: len,
-                        });
-                    }
-                }
-            }
+            let iov = iovecs::<CHUNK>(&mut parts[first..], skip);
             // SAFETY: each iovec describes the unfilled tail of one part, or
             // of several parts that lie back to back in memory, each a live
             // `&mut [u8]` borrowed mutably for this whole function, so the
@@ -167,32 +164,74 @@ impl<F: Borrow<File>> FileBackend<F> {
                 if e.kind() == io::ErrorKind::Interrupted {
                     continue;
                 }
-                return (done, Some(kind_of(&e)));
+                return Err(PartialRead {
+                    valid: done,
+                    kind: kind_of(&e),
+                });
             }
             if r == 0 {
-                return (done, Some(ReadErrorKind::OutOfBounds));
+                return Err(PartialRead {
+                    valid: done,
+                    kind: ReadErrorKind::OutOfBounds,
+                });
             }
-            let mut left = r as usize;
-            done += left;
-            while left > 0 && first < parts.len() {
-                let rest = parts[first].len() - skip;
-                if left >= rest {
-                    left -= rest;
-                    first += 1;
-                    skip = 0;
-                } else {
-                    skip += left;
-                    left = 0;
-                }
+            done += r as usize;
+            (first, skip) = advance(parts, first, skip, r as usize);
+        }
+        Ok(())
+    }
+}
+
+/// The iovecs of `parts` from byte `skip` of the first, at most `M`: parts
+/// that follow each other in memory (one buffer cut into ops) share one
+/// iovec, so that the kernel copies once instead of once per part.
+#[cfg(target_os = "linux")]
+fn iovecs<const M: usize>(parts: &mut [&mut [u8]], skip: usize) -> heapless::Vec<libc::iovec, M> {
+    let mut iov: heapless::Vec<libc::iovec, M> = heapless::Vec::new();
+    for (k, part) in parts.iter_mut().take(M).enumerate() {
+        let tail = &mut part[if k == 0 { skip } else { 0 }..];
+        let (base, len) = (tail.as_mut_ptr(), tail.len());
+        match iov.last_mut() {
+            Some(last) if (last.iov_base as usize).wrapping_add(last.iov_len) == base as usize => {
+                last.iov_len += len;
             }
-            // Skip empty parts so the next call starts at a real byte.
-            while first < parts.len() && parts[first].len() == skip {
-                first += 1;
-                skip = 0;
+            _ => {
+                let _ = iov.push(libc::iovec {
+                    iov_base: base.cast(),
+                    iov_len: len,
+                });
             }
         }
-        (done, None)
     }
+    iov
+}
+
+/// The next byte to fill, `parts[first][skip]`, after `left` more bytes
+/// were read into `parts`, past any empty parts so that the next call
+/// starts at a real byte.
+#[cfg(target_os = "linux")]
+fn advance(
+    parts: &[&mut [u8]],
+    mut first: usize,
+    mut skip: usize,
+    mut left: usize,
+) -> (usize, usize) {
+    while left > 0 && first < parts.len() {
+        let rest = parts[first].len() - skip;
+        if left >= rest {
+            left -= rest;
+            first += 1;
+            skip = 0;
+        } else {
+            skip += left;
+            left = 0;
+        }
+    }
+    while first < parts.len() && parts[first].len() == skip {
+        first += 1;
+        skip = 0;
+    }
+    (first, skip)
 }
 
 /// The [`ReadErrorKind`] of an I/O error.
@@ -206,27 +245,14 @@ pub(crate) fn kind_of(e: &io::Error) -> ReadErrorKind {
     }
 }
 
-impl<F: Borrow<File>> ReadBackend for FileBackend<F> {
+impl<F: Borrow<File>> ReadAt for FileBackend<F> {
     #[inline]
     fn geometry(&self) -> Geometry {
         self.geometry
     }
 
-    fn read_batch<R: FnMut(Report)>(&mut self, ops: &mut [ReadOp<'_>], mut report: R) -> usize {
-        self.read_batch_in_order(ops, |_, r| report(r))
-    }
-
-    fn reports_in_order(&self) -> bool {
-        true
-    }
-
-    fn read_batch_in_order<R: FnMut(&ReadOp<'_>, Report)>(
-        &mut self,
-        ops: &mut [ReadOp<'_>],
-        report: R,
-    ) -> usize {
-        let max_ops = self.geometry.max_ops();
-        super::one_by_one(ops, max_ops, |addr, buf| self.read_one(addr, buf), report)
+    fn read_at(&mut self, addr: u64, buf: &mut [u8]) -> Result<(), PartialRead> {
+        self.read_one(addr, buf)
     }
 
     #[cfg(target_os = "linux")]
@@ -235,20 +261,7 @@ impl<F: Borrow<File>> ReadBackend for FileBackend<F> {
     }
 
     #[cfg(target_os = "linux")]
-    fn read_scattered<R: FnMut(Report)>(
-        &mut self,
-        ops: &mut [ScatterOp<'_, '_>],
-        mut report: R,
-    ) -> usize {
-        let n = ops.len().min(self.geometry.max_ops());
-        for op in &mut ops[..n] {
-            let (valid, error) = self.read_parts(op.addr, op.parts);
-            report(Report {
-                tag: op.tag,
-                valid,
-                error,
-            });
-        }
-        n
+    fn read_parts_at(&mut self, addr: u64, parts: &mut [&mut [u8]]) -> Result<(), PartialRead> {
+        self.read_parts(addr, parts)
     }
 }

@@ -1,7 +1,7 @@
 //! The naive reference reader the tests compare against, and result helpers.
 #![allow(dead_code)]
 
-use batch_reader::{Completion, ReadBackend, ReadErrorKind, ReadOp, Segment};
+use batch_reader::{Completion, PartialRead, ReadBackend, ReadErrorKind, ReadOp, Segment};
 
 /// What the oracle or the reader says about one op: its byte ranges in
 /// order, adjacent ranges with one outcome merged.
@@ -132,7 +132,10 @@ impl Collector {
         assert_eq!(
             c.first_error(),
             segs.iter()
-                .find_map(|s| s.result.err().map(|e| (s.offset, e)))
+                .find_map(|s| s.result.err().map(|kind| PartialRead {
+                    valid: s.offset,
+                    kind
+                }))
         );
         let frag_total: usize = c.fragments().map(|f| f.len).sum();
         if c.op_len() > 0
