@@ -394,6 +394,20 @@ pub fn paired_median(a: &[Duration], b: &[Duration]) -> f64 {
     )
 }
 
+/// Median over rounds of `a[r] / b[r]` for two variant logs that each hold
+/// the untimed warm-up sample first (left out), the upper middle when the
+/// count is even: the pairing the suites that log their own samples use.
+pub fn paired_logged(a: &[Duration], b: &[Duration]) -> f64 {
+    let mut ratios: Vec<f64> = a
+        .iter()
+        .zip(b)
+        .skip(1)
+        .map(|(x, y)| x.as_secs_f64() / y.as_secs_f64().max(1e-12))
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    ratios.get(ratios.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
 fn median_f64(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     let n = v.len();

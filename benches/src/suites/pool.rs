@@ -24,7 +24,7 @@
 //! yardsticks: `.t_vs_vec`, or `.t_vs_sv2_system_memory` for `held_1ms`, and
 //! for `single` also `.t_vs_max_efficiency` (the floor).
 
-use crate::harness::{Compare, Ctx, row};
+use crate::harness::{Compare, Ctx, paired_logged, row};
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::hint::black_box;
@@ -350,58 +350,26 @@ fn run_pattern(ctx: &Ctx, test: &str, pattern: Pattern, iterations: usize, round
     let mut tallies = Vec::new();
     let results = {
         let mut c = Compare::new("pool", test, "buffer_sv2");
-        add(
-            &mut c,
-            &mut tallies,
-            "buffer_pool",
+        let mut add = Adder {
+            c: &mut c,
+            tallies: &mut tallies,
             pattern,
-            &lens,
-            &data,
-            buffer_pool::BufferPool::new(CAPACITY),
-        );
-        add(
-            &mut c,
-            &mut tallies,
+            lens: &lens,
+            data: &data,
+        };
+        add.variant("buffer_pool", buffer_pool::BufferPool::new(CAPACITY));
+        add.variant(
             "buffer_pool_64",
-            pattern,
-            &lens,
-            &data,
             buffer_pool::BufferPool::<_, u64>::with_slot_map(CAPACITY),
         );
-        add(
-            &mut c,
-            &mut tallies,
-            "buffer_sv2",
-            pattern,
-            &lens,
-            &data,
-            Sv2Pool::new(CAPACITY),
-        );
-        add(
-            &mut c,
-            &mut tallies,
+        add.variant("buffer_sv2", Sv2Pool::new(CAPACITY));
+        add.variant(
             "sv2_system_memory",
-            pattern,
-            &lens,
-            &data,
             buffer_sv2::BufferFromSystemMemory::new(0),
         );
-        add(
-            &mut c,
-            &mut tallies,
-            "vec",
-            pattern,
-            &lens,
-            &data,
-            PlainVec(Vec::new()),
-        );
-        add(
-            &mut c,
-            &mut tallies,
+        add.variant("vec", PlainVec(Vec::new()));
+        add.variant(
             "max_efficiency",
-            pattern,
-            &lens,
-            &data,
             MaxEfficiency {
                 bytes: vec![0; CAPACITY].into_boxed_slice(),
                 len: 0,
@@ -413,11 +381,39 @@ fn run_pattern(ctx: &Ctx, test: &str, pattern: Pattern, iterations: usize, round
     };
     let _ = ctx;
     results.emit_time_ratio();
-    // The other yardsticks: the plain `Vec` for the single-thread pattern,
-    // `BufferFromSystemMemory` for the 1 ms hold; and, single-threaded, the
-    // floor (`max_efficiency`), a ratio that does not depend on how the
-    // compiler builds buffer_sv2's loop. Paired as the anchor is: the median
-    // over rounds of the two times of the same round.
+    yardstick_rows(test, &tallies);
+    heap_share_rows(test, &tallies);
+}
+
+/// Adds the variants of one pattern to a comparison, each with its tally.
+struct Adder<'c, 'a> {
+    c: &'c mut Compare<'a>,
+    tallies: &'c mut Vec<(&'static str, Tally)>,
+    pattern: Pattern,
+    lens: &'a [usize],
+    data: &'a [u8],
+}
+
+impl<'a> Adder<'_, 'a> {
+    fn variant<V: Variant + 'a>(&mut self, name: &'static str, v: V) {
+        add(
+            self.c,
+            self.tallies,
+            name,
+            self.pattern,
+            self.lens,
+            self.data,
+            v,
+        );
+    }
+}
+
+/// The other yardsticks: the plain `Vec` for the single-thread pattern,
+/// `BufferFromSystemMemory` for the 1 ms hold; and, single-threaded, the
+/// floor (`max_efficiency`), a ratio that does not depend on how the
+/// compiler builds buffer_sv2's loop. Paired as the anchor is: the median
+/// over rounds of the two times of the same round.
+fn yardstick_rows(test: &str, tallies: &[(&'static str, Tally)]) {
     let others: &[&str] = match test {
         "held_1ms" => &["sv2_system_memory"],
         "single" => &["vec", "max_efficiency"],
@@ -433,19 +429,14 @@ fn run_pattern(ctx: &Ctx, test: &str, pattern: Pattern, iterations: usize, round
     for &other in others {
         let theirs = times(other);
         for name in ["buffer_pool", "buffer_pool_64"] {
-            let ours = times(name);
-            // Skip the warm-up sample; round k is sample k + 1 of each variant.
-            let mut ratios: Vec<f64> = ours
-                .iter()
-                .zip(&theirs)
-                .skip(1)
-                .map(|(a, b)| a.as_secs_f64() / b.as_secs_f64().max(1e-12))
-                .collect();
-            ratios.sort_by(f64::total_cmp);
-            let ratio = ratios.get(ratios.len() / 2).copied().unwrap_or(f64::NAN);
+            let ratio = paired_logged(&times(name), &theirs);
             row("pool", &format!("{test}.{name}.t_vs_{other}"), ratio, "x");
         }
     }
+}
+
+/// The share of each variant's messages that went to the heap.
+fn heap_share_rows(test: &str, tallies: &[(&'static str, Tally)]) {
     for (name, tally) in tallies {
         let (heap, total) = tally.counts.get();
         row(
