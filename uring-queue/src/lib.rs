@@ -15,9 +15,13 @@ mod frame;
 #[cfg(feature = "alloc")]
 mod heap;
 mod inline;
-mod loom;
+#[doc(hidden)]
+pub mod loom;
 mod producer;
 mod raw;
+// Not built under loom: the layouts in a region of bytes keep their atomics
+// in those bytes, which loom's atomics cannot live in. Loom models the
+// in-process rings.
 #[cfg(not(loom))]
 mod region;
 #[cfg(all(feature = "std", target_os = "linux", not(loom)))]
@@ -25,8 +29,6 @@ mod shm;
 pub mod uring;
 
 pub use consumer::{Batch, Consumer, ReadChunk};
-#[cfg(all(feature = "std", target_os = "linux", not(loom)))]
-pub use error::OpenError;
 pub use error::{CapacityError, Error, RegionError};
 pub use frame::{Frame, FrameConsumer, FrameGrant, FrameProducer, RecordHeader};
 #[cfg(feature = "alloc")]
@@ -37,4 +39,4 @@ pub use raw::MAX_CAPACITY;
 #[cfg(not(loom))]
 pub use region::{MAGIC, REGION_ALIGN, Region, SharedRing, VERSION};
 #[cfg(all(feature = "std", target_os = "linux", not(loom)))]
-pub use shm::SharedMemory;
+pub use shm::{OpenError, SharedMemory};

@@ -15,7 +15,8 @@
 //! before it is used to compute an address, and the layout is read once, at
 //! attach time, into this process's own memory.
 
-use crate::loom::{AccessTracker, AtomicU32, Ordering};
+use crate::loom::cell::AccessTracker;
+use crate::loom::sync::atomic::{AtomicU32, Ordering};
 use crate::raw::{IndexLine, MAX_CAPACITY, RawRing};
 use crate::{Consumer, Producer, RegionError};
 use core::fmt;

@@ -4,19 +4,18 @@
 //! server never finds the completion ring full, also when both inbound
 //! rings defer their releases), and two threads sharing
 //! one client (each reply reaches its own caller, whichever thread drains
-//! the completion ring and whichever parks).
+//! the completion ring and whichever parks). Without `--cfg loom` each
+//! model runs once, on real threads.
 //!
 //! ```text
 //! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
 //!     cargo test -p ncio-uring-queue --release --all-features --test loom_uring
 //! ```
 
-#![cfg(loom)]
-
 use core::time::Duration;
-use loom::sync::{Arc, Condvar, Mutex};
-use loom::thread;
 use uring_queue::HeapRing;
+use uring_queue::loom::sync::{Arc, Condvar, Mutex};
+use uring_queue::loom::{model, thread};
 use uring_queue::uring::{Client, Link, Notifier, Options, Request, Server, WakeFlag};
 
 /// A futex in loom's terms: `wait` sleeps only if the flag is still armed
@@ -62,7 +61,7 @@ fn link() -> &'static Link {
 /// producer pushes, then notifies.
 #[test]
 fn flag_handshake_loses_no_wake_up() {
-    loom::model(|| {
+    model(|| {
         let (mut tx, mut rx) = HeapRing::<u32>::new(2).unwrap();
         let flag: &'static WakeFlag = Box::leak(Box::new(WakeFlag::new()));
         let futex = LoomFutex::new();
@@ -92,7 +91,7 @@ fn flag_handshake_loses_no_wake_up() {
 /// server waits for the submission, the client for the completion.
 #[test]
 fn a_round_trip_with_both_sides_parking() {
-    loom::model(|| {
+    model(|| {
         let link = link();
         let futex = LoomFutex::new();
         let (sq_tx, sq_rx) = HeapRing::new(2).unwrap();
@@ -117,7 +116,7 @@ fn a_round_trip_with_both_sides_parking() {
 /// always finds room.
 #[test]
 fn credits_keep_the_completion_ring_from_filling() {
-    loom::model(|| {
+    model(|| {
         let link = link();
         let futex = LoomFutex::new();
         let (sq_tx, sq_rx) = HeapRing::new(2).unwrap();
@@ -150,7 +149,7 @@ fn credits_keep_the_completion_ring_from_filling() {
 /// flag, or waiting for the role, is always woken.
 #[test]
 fn two_threads_share_one_client() {
-    loom::model(|| {
+    model(|| {
         let link = link();
         let futex = LoomFutex::new();
         let (sq_tx, sq_rx) = HeapRing::new(2).unwrap();
@@ -186,7 +185,7 @@ fn two_threads_share_one_client() {
 /// submitted).
 #[test]
 fn deferred_release_keeps_credits_exact() {
-    loom::model(|| {
+    model(|| {
         let link = link();
         let futex = LoomFutex::new();
         let (sq_tx, sq_rx) = HeapRing::new_deferred::<2>(1).unwrap();

@@ -3,9 +3,11 @@
 
 use super::entry::{Cqe, Sqe};
 use super::payload::{Allocator, Area, Block, Owner, Span};
-use super::sync::{Ordering, SpinLock};
 use super::wake::{Link, Notifier, Options, WakeFlag, Watch};
 use super::{Error, Rejected};
+use crate::loom::sync::SpinLock;
+use crate::loom::sync::atomic::Ordering;
+use crate::loom::thread;
 use crate::{Consumer, Producer};
 use core::fmt;
 use core::future::Future;
@@ -1207,7 +1209,7 @@ impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
                     return Ok(());
                 }
             }
-            super::sync::spin_step(i, options.yield_every);
+            super::park::spin_step(i, options.yield_every);
         }
         let role = {
             let mut inner = self.inner.lock();
@@ -1253,9 +1255,7 @@ impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
                 Ok(())
             }
             Role::Yield => {
-                #[cfg(all(feature = "std", not(loom)))]
-                std::thread::yield_now();
-                super::sync::spin_loop();
+                thread::yield_now();
                 Ok(())
             }
         }

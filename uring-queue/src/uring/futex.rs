@@ -61,6 +61,8 @@ impl Futex {
     }
 }
 
+/// The flag's word as `core`'s atomic, the type rustix's futex calls take
+/// (the crate's `loom` facade would give `portable-atomic`'s).
 fn word(flag: &WakeFlag) -> &core::sync::atomic::AtomicU32 {
     // SAFETY: the flag is a `u32` word, aligned, only ever accessed
     // atomically, and valid for the borrow of `flag`.

@@ -53,13 +53,16 @@
 mod client;
 mod entry;
 mod error;
+// Not built under loom: the futex is a system call on a real word, and the
+// region layout keeps its atomics in a region of bytes, where loom's
+// atomics cannot live. Loom models the connection over in-process rings.
 #[cfg(all(feature = "std", target_os = "linux", not(loom)))]
 mod futex;
+mod park;
 mod payload;
 #[cfg(not(loom))]
 mod region;
 mod server;
-mod sync;
 mod wake;
 
 pub use client::{Client, Reply, Request, Submit, Ticket};

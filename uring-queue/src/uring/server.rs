@@ -330,7 +330,7 @@ impl<'a, W: Notifier, const K: usize> Server<'a, W, K> {
                 if !self.sq.is_empty() {
                     continue 'outer;
                 }
-                super::sync::spin_step(i, self.options.yield_every);
+                super::park::spin_step(i, self.options.yield_every);
             }
             let own = &self.link.server;
             self.publish_inbound();

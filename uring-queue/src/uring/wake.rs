@@ -18,7 +18,8 @@
 //! that has not yet reached `wait` returns from it at once (the word is no
 //! longer `ARMED`): no wake-up is lost even without the kernel's help.
 
-use super::sync::{AtomicU32, Ordering, fence};
+use crate::loom::hint;
+use crate::loom::sync::atomic::{AtomicU32, Ordering, fence};
 use core::fmt;
 use core::time::Duration;
 
@@ -153,9 +154,11 @@ impl WakeFlag {
     /// let flag = uring_queue::uring::WakeFlag::new();
     /// assert!(!flag.as_ptr().is_null());
     /// ```
-    #[cfg(not(loom))]
     pub fn as_ptr(&self) -> *mut u32 {
-        self.0.as_ptr()
+        // The flag is a `repr(transparent)` atomic word, and the atomics of
+        // `core` and `portable-atomic` are a `u32` in memory. (Under loom the
+        // word is loom's model of one, which no kernel is handed.)
+        core::ptr::from_ref(self).cast::<u32>().cast_mut()
     }
 }
 
@@ -232,7 +235,7 @@ pub struct Spin;
 
 impl Notifier for Spin {
     fn wait(&self, _flag: &WakeFlag, _timeout: Duration) {
-        super::sync::spin_loop();
+        hint::spin_loop();
     }
 
     fn wake(&self, _flag: &WakeFlag) {}
@@ -280,17 +283,11 @@ pub struct Options {
 /// How often a spinning side yields by default: only when this process
 /// may run on one CPU only, where its peer may need that very CPU.
 fn default_yield_every() -> u32 {
-    // Not under Miri, which models one CPU and has no scheduler to yield to.
-    #[cfg(all(feature = "std", not(loom), not(miri)))]
-    {
-        static ONE_CPU: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        let one_cpu = *ONE_CPU
-            .get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() == 1));
-        if one_cpu {
-            return 64;
-        }
+    if crate::loom::thread::on_one_cpu() {
+        64
+    } else {
+        0
     }
-    0
 }
 
 impl Default for Options {
@@ -339,7 +336,8 @@ impl SideLine {
     }
 
     /// Fresh words, stored atomically (a peer may already map the region).
-    #[cfg(not(loom))]
+    // Only the shared-memory layout calls it, which loom does not build.
+    #[cfg_attr(loom, allow(dead_code))]
     pub(crate) fn reset(&self) {
         for word in [
             &self.wake.0,
