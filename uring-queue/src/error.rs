@@ -45,7 +45,7 @@ impl fmt::Display for Error {
             Self::Full => f.write_str("ring is full"),
             Self::Empty => f.write_str("ring is empty"),
             Self::Insufficient { available } => {
-                write!(f, "only {available} slots are available")
+                write!(f, "only {available} available, fewer than requested")
             }
             Self::TooLarge { max } => write!(f, "request exceeds the ring's limit of {max}"),
             Self::Corrupted => f.write_str("shared ring state is corrupted"),
@@ -55,19 +55,21 @@ impl fmt::Display for Error {
 
 impl core::error::Error for Error {}
 
-/// Why a capacity was refused.
+/// Why a capacity was refused: the one capacity error of every storage
+/// (`HeapRing`, [`SharedRing`](crate::SharedRing), and, inside
+/// [`RegionError::Capacity`], the shared-memory layouts).
 ///
 /// # Examples
 ///
 /// ```
-/// # #[cfg(feature = "alloc")] {
-/// use uring_queue::{CapacityError, HeapRing};
+/// use uring_queue::{CapacityError, MAX_CAPACITY, RegionError, SharedRing};
 ///
 /// assert_eq!(
-///     HeapRing::<u64>::new(3).unwrap_err(),
-///     CapacityError::NotPowerOfTwo { capacity: 3 }
+///     SharedRing::<u64>::required_size(3),
+///     Err(RegionError::Capacity(CapacityError::NotPowerOfTwo { capacity: 3 }))
 /// );
-/// # }
+/// let e = CapacityError::TooLarge { capacity: 2 * MAX_CAPACITY, max: MAX_CAPACITY };
+/// assert_eq!(e.to_string(), "capacity 4294967296 exceeds the limit of 2147483648");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CapacityError {
@@ -76,10 +78,14 @@ pub enum CapacityError {
         /// The capacity asked for.
         capacity: usize,
     },
-    /// Larger than [`MAX_CAPACITY`](crate::MAX_CAPACITY).
+    /// Larger than this storage can hold: a ring's capacity above
+    /// [`MAX_CAPACITY`](crate::MAX_CAPACITY), or one (or a payload area, in
+    /// bytes) whose layout would not fit the 32-bit offsets of a region.
     TooLarge {
         /// The capacity asked for.
         capacity: usize,
+        /// The largest one accepted here.
+        max: usize,
     },
 }
 
@@ -89,8 +95,8 @@ impl fmt::Display for CapacityError {
             Self::NotPowerOfTwo { capacity } => {
                 write!(f, "capacity {capacity} is not a power of two")
             }
-            Self::TooLarge { capacity } => {
-                write!(f, "capacity {capacity} exceeds {}", crate::MAX_CAPACITY)
+            Self::TooLarge { capacity, max } => {
+                write!(f, "capacity {capacity} exceeds the limit of {max}")
             }
         }
     }
@@ -108,10 +114,9 @@ impl core::error::Error for CapacityError {}
 /// let mut mem = [0u64; 8];
 /// let region = Region::new(zerocopy::IntoBytes::as_mut_bytes(&mut mem[..]));
 /// // A region nobody initialised is refused, and worth retrying later.
-/// assert_eq!(
-///     SharedRing::<u32>::attach(region).unwrap_err(),
-///     RegionError::NotReady { state: 0 }
-/// );
+/// let e = SharedRing::<u32>::attach(region).unwrap_err();
+/// assert_eq!(e, RegionError::NotReady { state: 0 });
+/// assert_eq!(e.to_string(), "region is not ready yet (state 0x00000000)");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RegionError {
@@ -153,16 +158,8 @@ pub enum RegionError {
         /// The largest one allowed here.
         max: usize,
     },
-    /// The capacity is zero or not a power of two.
-    CapacityNotPowerOfTwo {
-        /// The capacity found or asked for.
-        capacity: usize,
-    },
-    /// The capacity is larger than [`MAX_CAPACITY`](crate::MAX_CAPACITY).
-    CapacityTooLarge {
-        /// The capacity found or asked for.
-        capacity: usize,
-    },
+    /// The capacity found in a header, or asked for, was refused.
+    Capacity(CapacityError),
     /// The header's offsets overlap, are misaligned or point outside the region.
     BadOffsets,
     /// The creator has not finished initialising the region (yet).
@@ -183,26 +180,28 @@ impl fmt::Display for RegionError {
             Self::Misaligned { align } => write!(f, "region is not aligned to {align} bytes"),
             Self::BadMagic { found } => write!(f, "bad magic number {found:#010x}"),
             Self::BadVersion { found } => write!(f, "unsupported layout version {found}"),
-            Self::ElementLayout { size, align } => {
-                write!(
-                    f,
-                    "region holds elements of size {size} and alignment {align}"
-                )
-            }
+            Self::ElementLayout { size, align } => write!(
+                f,
+                "region holds elements of size {size} and alignment {align}, \
+                 not this element type"
+            ),
             Self::ReleaseInterval { found, max } => {
                 write!(f, "release interval {found} is not within 1..={max}")
             }
-            Self::CapacityNotPowerOfTwo { capacity } => {
-                write!(f, "capacity {capacity} is not a power of two")
-            }
-            Self::CapacityTooLarge { capacity } => {
-                write!(f, "capacity {capacity} exceeds {}", crate::MAX_CAPACITY)
-            }
+            Self::Capacity(e) => fmt::Display::fmt(e, f),
             Self::BadOffsets => f.write_str("header offsets are inconsistent"),
-            Self::NotReady { state } => write!(f, "region is not ready (state {state})"),
+            Self::NotReady { state } => {
+                write!(f, "region is not ready yet (state {state:#010x})")
+            }
             Self::Corrupted => f.write_str("ring indices in the region are inconsistent"),
         }
     }
 }
 
 impl core::error::Error for RegionError {}
+
+impl From<CapacityError> for RegionError {
+    fn from(e: CapacityError) -> Self {
+        Self::Capacity(e)
+    }
+}

@@ -3,7 +3,7 @@
 use crate::loom::cell::{AccessTracker, UntrackedCell};
 use crate::loom::sync::Arc;
 use crate::loom::sync::atomic::Ordering;
-use crate::raw::{CachePadded, Geometry, IndexLine, MAX_CAPACITY, RawRing};
+use crate::raw::{CachePadded, Geometry, IndexLine, RawRing, check_capacity};
 use crate::{CapacityError, Consumer, Producer};
 use alloc::boxed::Box;
 use alloc::vec::Vec;
@@ -108,7 +108,7 @@ impl<T: Send> HeapRing<T> {
     /// # Errors
     ///
     /// [`CapacityError`] unless `capacity` is a power of two no larger than
-    /// [`MAX_CAPACITY`].
+    /// [`MAX_CAPACITY`](crate::MAX_CAPACITY).
     ///
     /// # Examples
     ///
@@ -159,12 +159,7 @@ impl<T: Send> HeapRing<T> {
     pub fn new_deferred<const K: usize>(
         capacity: usize,
     ) -> Result<(Producer<'static, T>, Consumer<'static, T, K>), CapacityError> {
-        if !capacity.is_power_of_two() {
-            return Err(CapacityError::NotPowerOfTwo { capacity });
-        }
-        if capacity > MAX_CAPACITY {
-            return Err(CapacityError::TooLarge { capacity });
-        }
+        let capacity_index = check_capacity(capacity)?;
         let slots: Box<[UntrackedCell<MaybeUninit<T>>]> = (0..capacity)
             .map(|_| UntrackedCell::new(MaybeUninit::zeroed()))
             .collect::<Vec<_>>()
@@ -181,7 +176,7 @@ impl<T: Send> HeapRing<T> {
             geometry: Geometry::new(
                 slots.cast::<T>(),
                 trackers.cast::<AccessTracker>(),
-                capacity as u32,
+                capacity_index,
             ),
             slots,
             trackers,

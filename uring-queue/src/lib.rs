@@ -23,7 +23,11 @@ mod raw;
 // in those bytes, which loom's atomics cannot live in. Loom models the
 // in-process rings.
 #[cfg(not(loom))]
+mod layout;
+#[cfg(not(loom))]
 mod region;
+#[cfg(not(loom))]
+mod shared_ring;
 #[cfg(all(feature = "std", target_os = "linux", not(loom)))]
 mod shm;
 pub mod uring;
@@ -37,6 +41,8 @@ pub use inline::Ring;
 pub use producer::{Producer, PushError, WriteChunk};
 pub use raw::MAX_CAPACITY;
 #[cfg(not(loom))]
-pub use region::{MAGIC, REGION_ALIGN, Region, SharedRing, VERSION};
+pub use region::Region;
+#[cfg(not(loom))]
+pub use shared_ring::{SHARED_RING_ALIGN, SHARED_RING_MAGIC, SHARED_RING_VERSION, SharedRing};
 #[cfg(all(feature = "std", target_os = "linux", not(loom)))]
 pub use shm::{OpenError, SharedMemory};

@@ -4,6 +4,7 @@
 //! index lines and a run of `capacity` contiguous element slots. The halves
 //! only ever touch the ring through it, so the protocol is written once.
 
+use crate::CapacityError;
 use crate::loom::cell::AccessTracker;
 use crate::loom::sync::atomic::{AtomicU32, Ordering};
 use core::ptr::NonNull;
@@ -14,15 +15,38 @@ use core::ptr::NonNull;
 /// # Examples
 ///
 /// ```
-/// use uring_queue::{MAX_CAPACITY, RegionError, SharedRing};
+/// use uring_queue::{CapacityError, MAX_CAPACITY, RegionError, SharedRing};
 ///
 /// assert_eq!(MAX_CAPACITY, 1 << 31);
 /// assert_eq!(
 ///     SharedRing::<u8>::required_size(2 * MAX_CAPACITY),
-///     Err(RegionError::CapacityTooLarge { capacity: 2 * MAX_CAPACITY })
+///     Err(RegionError::Capacity(CapacityError::TooLarge {
+///         capacity: 2 * MAX_CAPACITY,
+///         max: MAX_CAPACITY,
+///     }))
 /// );
 /// ```
 pub const MAX_CAPACITY: usize = 1 << 31;
+
+/// A ring capacity as the index type.
+///
+/// # Errors
+///
+/// [`CapacityError::NotPowerOfTwo`] (zero included), then
+/// [`CapacityError::TooLarge`] above [`MAX_CAPACITY`].
+pub(crate) fn check_capacity(capacity: usize) -> Result<u32, CapacityError> {
+    if !capacity.is_power_of_two() {
+        return Err(CapacityError::NotPowerOfTwo { capacity });
+    }
+    if capacity > MAX_CAPACITY {
+        return Err(CapacityError::TooLarge {
+            capacity,
+            max: MAX_CAPACITY,
+        });
+    }
+    // At most `MAX_CAPACITY`, which fits.
+    Ok(capacity as u32)
+}
 
 /// Pads and aligns a value to the length of a cache line (128 bytes on x86_64
 /// and aarch64, whose prefetchers pull lines in pairs), so producer-owned and

@@ -386,19 +386,13 @@ impl fmt::Display for OpenError {
                     "shared memory file of {size} bytes does not fit in memory"
                 )
             }
-            Self::Io(e) => write!(f, "mapping shared memory: {e}"),
+            Self::Io(e) => write!(f, "mapping the shared memory file: {e}"),
         }
     }
 }
 
-impl core::error::Error for OpenError {
-    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
-        match self {
-            Self::Io(e) => Some(e),
-            _ => None,
-        }
-    }
-}
+// No `source`: `Io` shows the system call's error in its own message.
+impl core::error::Error for OpenError {}
 
 impl From<std::io::Error> for OpenError {
     fn from(e: std::io::Error) -> Self {

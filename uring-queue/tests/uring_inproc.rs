@@ -11,7 +11,7 @@ use core::task::{Context, Poll, Waker};
 use uring_queue::uring::{
     Block, Client, Config, Cqe, Error, Link, Options, Request, Server, Spin, Sqe, Uring,
 };
-use uring_queue::{HeapRing, Region};
+use uring_queue::{CapacityError, HeapRing, Region, RegionError};
 
 #[repr(C, align(128))]
 #[derive(Clone, Copy)]
@@ -433,6 +433,66 @@ fn a_hostile_client_is_refused_without_touching_bytes() {
         // Latched: the valid request after it is not served.
         assert_eq!(server.try_recv(), Err(Error::Corrupted));
     }
+}
+
+/// A peer's header is checked before anything in it is used: the stamp,
+/// then every part apart from the others and from the header and link,
+/// aligned, and inside the region.
+#[test]
+fn a_connection_header_is_checked_on_attach() {
+    let config = Config::new(4, 4, 4096);
+    let len = Uring::required_size(&config).unwrap();
+    assert_eq!(len, 8192);
+    let bad = RegionError::BadOffsets;
+    let cases = [
+        (0, 0x5555_5555, RegionError::BadMagic { found: 0x5555_5555 }),
+        (8, 1, RegionError::NotReady { state: 1 }),
+        // The submission ring over the link, or off its line.
+        (12, 128, bad),
+        (12, 704, bad),
+        // The completion ring on the submission ring.
+        (20, 640, bad),
+        // The payload area off its block boundary.
+        (28, 4096 + 8, bad),
+        // A payload area beyond the region.
+        (
+            32,
+            4097,
+            RegionError::TooSmall {
+                needed: 8193,
+                actual: 8192,
+            },
+        ),
+    ];
+    for (at, value, expected) in cases {
+        let mut buf = buffer(len);
+        Uring::init(region(&mut buf), config).unwrap();
+        buf[0].0[at..at + 4].copy_from_slice(&u32::to_ne_bytes(value));
+        assert_eq!(
+            Uring::attach(region(&mut buf)).unwrap_err(),
+            Error::Region(expected),
+            "word at {at} set to {value}"
+        );
+    }
+    // Parts elsewhere than `init` puts them are fine while apart, aligned
+    // and inside the region: the payload area moved 4096 bytes on, in a
+    // larger region.
+    let mut buf = buffer(len + 4096);
+    Uring::init(region(&mut buf), config).unwrap();
+    buf[0].0[28..32].copy_from_slice(&u32::to_ne_bytes(8192));
+    assert_eq!(Uring::attach(region(&mut buf)).unwrap().payload_len(), 4096);
+}
+
+#[test]
+fn sizes_beyond_32_bit_offsets_are_refused() {
+    let too_big = 1usize << 32;
+    assert_eq!(
+        Uring::required_size(&Config::new(4, 4, too_big)),
+        Err(RegionError::Capacity(CapacityError::TooLarge {
+            capacity: too_big,
+            max: u32::MAX as usize
+        }))
+    );
 }
 
 #[test]

@@ -51,6 +51,8 @@
 //! ```
 
 mod client;
+#[cfg(not(loom))]
+mod connection;
 mod entry;
 mod error;
 // Not built under loom: the futex is a system call on a real word, and the
@@ -58,20 +60,22 @@ mod error;
 // atomics cannot live. Loom models the connection over in-process rings.
 #[cfg(all(feature = "std", target_os = "linux", not(loom)))]
 mod futex;
+#[cfg(not(loom))]
+mod layout;
 mod park;
 mod payload;
-#[cfg(not(loom))]
-mod region;
 mod server;
 mod wake;
 
 pub use client::{Client, Reply, Request, Submit, Ticket};
+#[cfg(not(loom))]
+pub use connection::{URING_ALIGN, Uring};
 pub use entry::{Cqe, Sqe};
 pub use error::{Error, Rejected};
 #[cfg(all(feature = "std", target_os = "linux", not(loom)))]
 pub use futex::Futex;
-pub use payload::{BLOCK_ALIGN, Block};
 #[cfg(not(loom))]
-pub use region::{Config, URING_ALIGN, URING_MAGIC, URING_VERSION, Uring};
+pub use layout::{Config, URING_MAGIC, URING_VERSION};
+pub use payload::{BLOCK_ALIGN, Block};
 pub use server::{Incoming, Server};
 pub use wake::{Link, Notifier, Options, Spin, WakeFlag};
