@@ -12,8 +12,8 @@
 #[cfg(doc)]
 use super::Uring;
 use super::entry::{Cqe, Sqe};
+use super::link::Link;
 use super::payload::BLOCK_ALIGN;
-use super::wake::Link;
 use crate::layout::{self, LayoutId, Part, Stamp};
 use crate::loom::sync::atomic::{AtomicU32, Ordering};
 use crate::{CapacityError, RegionError, SharedRing};

@@ -62,12 +62,17 @@ mod error;
 mod futex;
 #[cfg(not(loom))]
 mod layout;
+mod link;
+mod liveness;
+mod options;
 mod park;
 mod payload;
+mod request;
 mod server;
+mod table;
 mod wake;
 
-pub use client::{Client, Reply, Request, Submit, Ticket};
+pub use client::{Client, Submit};
 #[cfg(not(loom))]
 pub use connection::{URING_ALIGN, Uring};
 pub use entry::{Cqe, Sqe};
@@ -76,6 +81,9 @@ pub use error::{Error, Rejected};
 pub use futex::Futex;
 #[cfg(not(loom))]
 pub use layout::{Config, URING_MAGIC, URING_VERSION};
+pub use link::Link;
+pub use options::Options;
 pub use payload::{BLOCK_ALIGN, Block};
+pub use request::{Reply, Request, Ticket};
 pub use server::{Incoming, Server};
-pub use wake::{Link, Notifier, Options, Spin, WakeFlag};
+pub use wake::{Notifier, Spin, WakeFlag};
