@@ -134,9 +134,9 @@ fn credits_keep_the_completion_ring_from_filling() {
                 server.complete(incoming, op, 0).unwrap();
             }
         });
-        let first = client.submit_waiting(Request::new(1)).unwrap();
+        let first = client.submit(Request::new(1)).unwrap();
         // No credit left until the first completion is consumed.
-        let second = client.submit_waiting(Request::new(2)).unwrap();
+        let second = client.submit(Request::new(2)).unwrap();
         assert_eq!(client.wait(first).unwrap().result, 1);
         assert_eq!(client.wait(second).unwrap().result, 2);
         t.join().unwrap();

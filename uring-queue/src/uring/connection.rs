@@ -291,10 +291,16 @@ impl<'a> Uring<'a> {
     ///
     /// # Examples
     ///
-    /// See [`sq_release_every`](Self::sq_release_every).
-    ///
     /// ```
-    /// # let _ = uring_queue::uring::Uring::cq_release_every;
+    /// use uring_queue::uring::{Config, Uring};
+    /// use uring_queue::Region;
+    ///
+    /// #[repr(C, align(128))]
+    /// struct Mem([u8; 8192]);
+    /// let mut mem = Box::new(Mem([0; 8192]));
+    /// let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 8, 0)).unwrap();
+    /// // Publish on every pop unless the config said otherwise.
+    /// assert_eq!(uring.cq_release_every(), 1);
     /// ```
     pub fn cq_release_every(&self) -> usize {
         self.cq.release_every()
@@ -393,10 +399,21 @@ impl<'a> Uring<'a> {
     ///
     /// # Examples
     ///
-    /// See [`Uring`].
-    ///
     /// ```
-    /// # let _ = uring_queue::uring::Uring::split::<1, uring_queue::uring::Spin, uring_queue::uring::Spin>;
+    /// use uring_queue::uring::{Config, Request, Spin, Uring};
+    /// use uring_queue::Region;
+    ///
+    /// #[repr(C, align(128))]
+    /// struct Mem([u8; 8192]);
+    /// let mut mem = Box::new(Mem([0; 8192]));
+    /// let uring = Uring::init(Region::new(&mut mem.0), Config::new(2, 2, 0)).unwrap();
+    /// // An in-flight table of 8, but the rings give 2 credits.
+    /// let (client, mut server) = uring.split::<8, _, _>(Spin, Spin);
+    /// assert_eq!(client.credits(), 2);
+    /// let ticket = client.try_submit(Request::new(5)).unwrap();
+    /// let incoming = server.try_recv().unwrap().unwrap();
+    /// server.complete(incoming, 6, 0).unwrap();
+    /// assert_eq!(client.wait(ticket).unwrap().result, 6);
     /// ```
     pub fn split<const N: usize, C: Notifier, S: Notifier>(
         self,

@@ -49,10 +49,18 @@ impl Futex {
     ///
     /// # Examples
     ///
-    /// See [`Futex`].
-    ///
     /// ```
-    /// # let _ = uring_queue::uring::Futex::new();
+    /// # #[cfg(not(miri))] { // Miri cannot make these system calls.
+    /// use core::time::Duration;
+    /// use uring_queue::uring::{Futex, Notifier, WakeFlag};
+    ///
+    /// let futex = Futex::new();
+    /// let flag = WakeFlag::new();
+    /// // Not armed: the wait returns at once, whatever the timeout.
+    /// futex.wait(&flag, Duration::from_secs(3600));
+    /// // Nobody waits: a wake-up finds no one, and is harmless.
+    /// futex.wake(&flag);
+    /// # }
     /// ```
     pub fn new() -> Self {
         Self {

@@ -3,11 +3,15 @@
 //! client) in one region, each entry tagged with a `user_data` word, large
 //! bodies passed as blocks of a payload area in the same region.
 //!
+//! - **Four ways to send.** [`Client::try_submit`] (never blocks; a
+//!   [`Ticket`], or the request back), [`Client::submit`] (blocks for a
+//!   credit; a `Ticket`), [`Client::call`] (blocks for the reply) and
+//!   [`Client::call_async`] (a future of the reply, on any executor).
 //! - **Tags and the in-flight table.** The client keeps a fixed table of `N`
 //!   slots (no allocation); a request's tag is its slot index and the slot's
 //!   generation, so completions reach their submitter in any order, and a
 //!   tag is never reused while its request is in flight. A cancelled request
-//!   (a dropped [`Submit`] future) keeps its slot until the completion
+//!   (a dropped [`Call`] future) keeps its slot until the completion
 //!   arrives, which is then discarded.
 //! - **Credits.** The client never has more requests in flight than the
 //!   completion ring holds, so the server can always post a completion
@@ -17,7 +21,7 @@
 //!   wakes it only when the flag is armed, so the busy path makes no system
 //!   call.
 //! - **Sharing.** The [`Client`] is `Sync`: threads and tasks share one,
-//!   and its [`Submit`] futures are `Send`. Its state sits behind a short
+//!   and its [`Call`] futures are `Send`. Its state sits behind a short
 //!   spin lock; one thread at a time parks on the client's wake flag and
 //!   drains, the others park on flags of their own and are woken when their
 //!   reply is routed.
@@ -72,7 +76,7 @@ mod server;
 mod table;
 mod wake;
 
-pub use client::{Client, Submit};
+pub use client::{Call, Client};
 #[cfg(not(loom))]
 pub use connection::{URING_ALIGN, Uring};
 pub use entry::{Cqe, Sqe};

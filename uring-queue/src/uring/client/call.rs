@@ -11,10 +11,12 @@ use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
 
 impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
-    /// Submits a request; the future resolves to its reply. Works with any
-    /// executor: the client wakes the future when its completion is routed
+    /// The async twin of [`call`](Self::call): a future that submits the
+    /// request (waiting for a credit if none is free) and resolves to its
+    /// reply. The client wakes the future when its completion is routed
     /// ([`poll_completions`](Self::poll_completions), which every poll of a
-    /// `Submit` and [`block_on`](Self::block_on) run). Dropping the future
+    /// [`Call`] and [`block_on`](Self::block_on) run), so some thread must
+    /// drive while futures wait (see [`Client`]). Dropping the future
     /// cancels the request ([`cancel`](Self::cancel)).
     ///
     /// # Examples
@@ -38,18 +40,44 @@ impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
     ///         }
     ///     });
     ///     let (a, b) = client.block_on(async {
-    ///         let a = client.submit(Request::new(1)).await.unwrap();
-    ///         let b = client.submit(Request::new(2)).await.unwrap();
+    ///         let a = client.call_async(Request::new(1)).await.unwrap();
+    ///         let b = client.call_async(Request::new(2)).await.unwrap();
     ///         (a.result, b.result)
     ///     });
     ///     assert_eq!((a, b), (2, 3));
     /// });
     /// # }
     /// ```
-    pub fn submit(&self, request: Request) -> Submit<'_, 'a, N, W, K> {
-        Submit {
+    pub fn call_async(&self, request: Request) -> Call<'_, 'a, N, W, K> {
+        Call {
             client: self,
-            state: SubmitState::Start(request),
+            state: CallState::Start(request),
+        }
+    }
+}
+
+impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
+    /// Has the task of `cx` woken when a credit comes back, or at once if
+    /// one came back since the submission found none.
+    fn wake_on_credit(&self, cx: &Context<'_>) {
+        // Cloned before the lock: a call out to the executor.
+        let waker = cx.waker().clone();
+        let (displaced, unused) = {
+            let mut inner = self.inner.lock();
+            // Checked again under the lock that registers the waker: a
+            // credit that came back since `try_submit` found none has woken
+            // nobody.
+            if inner.table.has_credit() {
+                drop(inner);
+                cx.waker().wake_by_ref();
+                return;
+            }
+            inner.add_credit_waiter(waker)
+        };
+        drop(unused);
+        // Displaced: let that task poll again rather than lose its wake-up.
+        if let Some(w) = displaced {
+            w.wake();
         }
     }
 }
@@ -78,13 +106,15 @@ impl<const N: usize, const K: usize> Inner<'_, N, K> {
 }
 
 #[derive(Debug)]
-enum SubmitState {
+enum CallState {
     Start(Request),
     Waiting(Ticket),
     Finished,
 }
 
-/// The future of [`Client::submit`].
+/// The future of [`Client::call_async`]: submits the request when first
+/// polled (waiting for a credit if none is free), then resolves to its
+/// reply. Dropped before that, it cancels the request.
 ///
 /// # Examples
 ///
@@ -102,7 +132,7 @@ enum SubmitState {
 ///
 /// let mut cx = Context::from_waker(Waker::noop());
 /// {
-///     let mut call = pin!(client.submit(Request::new(1)));
+///     let mut call = pin!(client.call_async(Request::new(1)));
 ///     // The first poll submits; the reply is not there yet.
 ///     assert!(call.as_mut().poll(&mut cx).is_pending());
 ///     assert_eq!(client.in_flight(), 1);
@@ -115,20 +145,18 @@ enum SubmitState {
 /// assert_eq!(client.in_flight(), 0);
 /// ```
 #[must_use = "futures do nothing unless polled"]
-pub struct Submit<'c, 'a, const N: usize, W: Notifier, const K: usize = 1> {
+pub struct Call<'c, 'a, const N: usize, W: Notifier, const K: usize = 1> {
     client: &'c Client<'a, N, W, K>,
-    state: SubmitState,
+    state: CallState,
 }
 
-impl<const N: usize, W: Notifier, const K: usize> fmt::Debug for Submit<'_, '_, N, W, K> {
+impl<const N: usize, W: Notifier, const K: usize> fmt::Debug for Call<'_, '_, N, W, K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Submit")
-            .field("state", &self.state)
-            .finish()
+        f.debug_struct("Call").field("state", &self.state).finish()
     }
 }
 
-impl<const N: usize, W: Notifier, const K: usize> Future for Submit<'_, '_, N, W, K> {
+impl<const N: usize, W: Notifier, const K: usize> Future for Call<'_, '_, N, W, K> {
     type Output = Result<Reply, Error>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
@@ -145,78 +173,54 @@ impl<const N: usize, W: Notifier, const K: usize> Future for Submit<'_, '_, N, W
             client.poll_completions().map(|n| n > 0)
         };
         loop {
-            match core::mem::replace(&mut this.state, SubmitState::Finished) {
+            match core::mem::replace(&mut this.state, CallState::Finished) {
                 // Submitted with the waker in place: the reply cannot be
                 // back yet, and whoever routes it wakes this task.
-                SubmitState::Start(request) => {
+                CallState::Start(request) => {
                     match client.submit_with(request, Some(cx.waker().clone())) {
                         Ok(ticket) => {
-                            this.state = SubmitState::Waiting(ticket);
+                            this.state = CallState::Waiting(ticket);
                             return Poll::Pending;
                         }
                         Err(Rejected {
                             error: Error::Busy,
                             value,
-                        }) => {
-                            match route() {
-                                Ok(false) => {}
-                                // Credits may have come back: try again.
-                                Ok(true) => {
-                                    this.state = SubmitState::Start(value);
-                                    continue;
-                                }
-                                Err(e) => return Poll::Ready(Err(e)),
+                        }) => match route() {
+                            // Credits may have come back: try again.
+                            Ok(true) => this.state = CallState::Start(value),
+                            Ok(false) => {
+                                this.state = CallState::Start(value);
+                                client.wake_on_credit(cx);
+                                return Poll::Pending;
                             }
-                            this.state = SubmitState::Start(value);
-                            // Cloned before the lock: a call out to the executor.
-                            let waker = cx.waker().clone();
-                            let (displaced, unused) = {
-                                let mut inner = client.inner.lock();
-                                // Checked again under the lock that registers the
-                                // waker: a credit that came back since
-                                // `try_submit` found none has woken nobody.
-                                if inner.table.has_credit() {
-                                    drop(inner);
-                                    cx.waker().wake_by_ref();
-                                    return Poll::Pending;
-                                }
-                                inner.add_credit_waiter(waker)
-                            };
-                            drop(unused);
-                            // Displaced: let that task poll again rather than
-                            // lose its wake-up.
-                            if let Some(w) = displaced {
-                                w.wake();
-                            }
-                            return Poll::Pending;
-                        }
+                            Err(e) => return Poll::Ready(Err(e)),
+                        },
                         Err(r) => return Poll::Ready(Err(r.error)),
                     }
                 }
-                SubmitState::Waiting(ticket) => {
+                CallState::Waiting(ticket) => {
                     if let Poll::Ready(r) = client.poll_ticket(&ticket, Some(cx.waker())) {
                         return Poll::Ready(r);
                     }
                     match route() {
                         // Ours may be among them: look again.
-                        Ok(true) => this.state = SubmitState::Waiting(ticket),
+                        Ok(true) => this.state = CallState::Waiting(ticket),
                         Ok(false) => {
-                            this.state = SubmitState::Waiting(ticket);
+                            this.state = CallState::Waiting(ticket);
                             return Poll::Pending;
                         }
                         Err(e) => return Poll::Ready(Err(e)),
                     }
                 }
-                SubmitState::Finished => return Poll::Ready(Err(Error::Foreign)),
+                CallState::Finished => return Poll::Ready(Err(Error::Foreign)),
             }
         }
     }
 }
 
-impl<const N: usize, W: Notifier, const K: usize> Drop for Submit<'_, '_, N, W, K> {
+impl<const N: usize, W: Notifier, const K: usize> Drop for Call<'_, '_, N, W, K> {
     fn drop(&mut self) {
-        if let SubmitState::Waiting(ticket) =
-            core::mem::replace(&mut self.state, SubmitState::Finished)
+        if let CallState::Waiting(ticket) = core::mem::replace(&mut self.state, CallState::Finished)
         {
             let _ = self.client.cancel(ticket);
         }

@@ -15,7 +15,7 @@ mod submit;
 mod wait;
 mod wakeups;
 
-pub use call::Submit;
+pub use call::Call;
 
 use super::entry::{Cqe, Sqe};
 use super::link::Link;
@@ -128,12 +128,12 @@ impl<const N: usize, const K: usize> Inner<'_, N, K> {
 ///
 /// All methods take `&self`, and the client is `Sync` (when its notifier
 /// is): many threads and tasks share one client (`&Client`, `Arc<Client>`),
-/// each with its own requests, and a [`Submit`] future is `Send`, so it runs
+/// each with its own requests, and a [`Call`] future is `Send`, so it runs
 /// on a multi-thread executor. The client's state sits behind a small spin
 /// lock, held for a few loads and stores at a time, never across a park, an
 /// `.await` or a call to a waker or the notifier. Completions reach their
 /// submitter whichever thread drains the completion ring: the futures are
-/// woken by whoever routes their completion (any poll of a `Submit`,
+/// woken by whoever routes their completion (any poll of a `Call`,
 /// [`poll_completions`](Self::poll_completions), [`wait`](Self::wait),
 /// [`park`](Self::park), [`block_on`](Self::block_on)), so on an executor
 /// some thread must keep driving while futures wait: one that blocks in

@@ -10,7 +10,9 @@ use crate::uring::{Error, Rejected};
 use core::task::Waker;
 
 impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
-    /// Submits a request if a credit is free, without waiting.
+    /// Submits a request if a credit is free, without waiting: the
+    /// non-blocking twin of [`submit`](Self::submit). Redeem the ticket
+    /// with [`wait`](Self::wait) or [`try_wait`](Self::try_wait).
     ///
     /// # Errors
     ///
@@ -104,7 +106,11 @@ impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
         })
     }
 
-    /// Submits a request, waiting for a credit if all are in use.
+    /// Submits a request, blocking while every credit is in use (routing
+    /// completions and parking meanwhile), and returns its ticket without
+    /// waiting for the reply: several can be in flight from one thread.
+    /// [`try_submit`](Self::try_submit) never blocks;
+    /// [`call`](Self::call) also waits for the reply.
     ///
     /// # Errors
     ///
@@ -124,7 +130,7 @@ impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
     /// let client = Client::<4, _>::from_rings(sq_tx, cq_rx, &link, Spin);
     /// let mut server = Server::from_rings(sq_rx, cq_tx, &link, Spin);
     /// // Pipelined: four in flight, answered in reverse order.
-    /// let tickets: Vec<_> = (0..4).map(|i| client.submit_waiting(Request::new(i)).unwrap()).collect();
+    /// let tickets: Vec<_> = (0..4).map(|i| client.submit(Request::new(i)).unwrap()).collect();
     /// let incoming: Vec<_> = (0..4).map(|_| server.recv().unwrap()).collect();
     /// for inc in incoming.into_iter().rev() {
     ///     let op = inc.opcode() as i32;
@@ -135,7 +141,7 @@ impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
     /// }
     /// # }
     /// ```
-    pub fn submit_waiting(&self, mut request: Request) -> Result<Ticket, Error> {
+    pub fn submit(&self, mut request: Request) -> Result<Ticket, Error> {
         loop {
             match self.try_submit(request) {
                 Ok(ticket) => return Ok(ticket),

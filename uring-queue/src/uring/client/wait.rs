@@ -205,8 +205,10 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
         Ok(())
     }
 
-    /// Submits a request and waits for its reply: waits for a credit first
-    /// if all are in use.
+    /// Submits a request and blocks until its reply is back: waits for a
+    /// credit first if all are in use ([`submit`](Self::submit)), then for
+    /// the reply ([`wait`](Self::wait)). [`call_async`](Self::call_async) is
+    /// its async twin.
     ///
     /// # Errors
     ///
@@ -239,7 +241,7 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     /// });
     /// ```
     pub fn call(&self, request: Request) -> Result<Reply, Error> {
-        let ticket = self.submit_waiting(request)?;
+        let ticket = self.submit(request)?;
         self.wait(ticket)
     }
 
@@ -261,8 +263,8 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     /// use core::pin::pin;
     /// use core::task::{Context, Poll, Waker};
     ///
-    /// let mut first = pin!(client.submit(Request::new(1)));
-    /// let mut second = pin!(client.submit(Request::new(2)));
+    /// let mut first = pin!(client.call_async(Request::new(1)));
+    /// let mut second = pin!(client.call_async(Request::new(2)));
     /// let mut cx = Context::from_waker(Waker::noop());
     /// // Both submitted, neither answered yet.
     /// assert!(first.as_mut().poll(&mut cx).is_pending());
