@@ -9,6 +9,8 @@ extern crate alloc;
 #[cfg(any(test, feature = "std"))]
 extern crate std;
 
+#[cfg(feature = "std")]
+mod blocking;
 mod consumer;
 mod error;
 mod frame;

@@ -295,3 +295,22 @@ fn a_batch_publishes_when_it_ends() {
         t.join().unwrap();
     });
 }
+
+/// The blocking push and pop on a ring of one slot: each waits for the
+/// other (the producer for room, the consumer for an element), and a
+/// consumer whose producer is gone stops waiting once it has drained.
+#[test]
+fn blocking_halves_wait_for_each_other() {
+    model(|| {
+        let (mut tx, mut rx) = HeapRing::<u32>::new(1).unwrap();
+        let t = thread::spawn(move || {
+            for v in 1..=2 {
+                tx.push_blocking(v).unwrap();
+            }
+        });
+        assert_eq!(rx.pop_blocking(), Ok(1));
+        assert_eq!(rx.pop_blocking(), Ok(2));
+        assert_eq!(rx.pop_blocking(), Err(Error::Empty));
+        t.join().unwrap();
+    });
+}
