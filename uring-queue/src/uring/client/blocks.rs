@@ -8,7 +8,7 @@ use crate::uring::request::Reply;
 use crate::uring::wake::Notifier;
 
 impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
-    /// Allocates a payload block of `len` bytes (on a [`BLOCK_ALIGN`](super::BLOCK_ALIGN)
+    /// Allocates a payload block of `len` bytes (on a [`BLOCK_ALIGN`](crate::uring::BLOCK_ALIGN)
     /// boundary). `len == 0` gives an empty block.
     ///
     /// # Errors

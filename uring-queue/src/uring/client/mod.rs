@@ -121,7 +121,7 @@ impl<const N: usize, const K: usize> Inner<'_, N, K> {
 ///
 /// `K` is the release interval of the client's completion-ring consumer
 /// (see [`Consumer`], "Release modes"; default 1, publish on every pop). A
-/// client with `K > 1` (from [`Uring::into_deferred_client`](super::Uring::into_deferred_client)
+/// client with `K > 1` (from [`Uring::into_deferred_client`](crate::uring::Uring::into_deferred_client)
 /// or [`from_rings`](Self::from_rings) with a deferred consumer) publishes
 /// the completions it took before every submission and before it parks, so
 /// the credits stay exact.
@@ -203,7 +203,7 @@ impl<const N: usize, W: Notifier, const K: usize> fmt::Debug for Client<'_, N, W
 impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
     /// A client over two rings within one process (built, for example, with
     /// `HeapRing`), without a payload area: requests carry
-    /// opcode and flags only. [`Uring`](super::Uring) builds clients with a
+    /// opcode and flags only. [`Uring`](crate::uring::Uring) builds clients with a
     /// payload area, in shared memory.
     ///
     /// # Examples
