@@ -53,8 +53,32 @@ const PARK_AT_ONCE: Options = Options {
     yield_every: 0,
 };
 
-fn link() -> &'static Link {
-    Box::leak(Box::new(Link::new()))
+/// A value the model's threads borrow for `'static` (loom's threads, like
+/// `std`'s, take `'static` closures), freed when the model ends: declare it
+/// first, so it is dropped after everything that borrows it, and join the
+/// threads that do.
+struct Shared<T: 'static> {
+    ptr: *mut T,
+    value: &'static T,
+}
+
+impl<T> Shared<T> {
+    fn new(value: T) -> Self {
+        let ptr = Box::into_raw(Box::new(value));
+        // SAFETY: `ptr` is a live, unique allocation; the reference lives
+        // until `drop`, which each model reaches only after every user of
+        // the reference is gone (see the type's docs).
+        let value = unsafe { &*ptr };
+        Self { ptr, value }
+    }
+}
+
+impl<T> Drop for Shared<T> {
+    fn drop(&mut self) {
+        // SAFETY: `ptr` came from `Box::into_raw` and is freed only here,
+        // once nothing uses the reference any more.
+        drop(unsafe { Box::from_raw(self.ptr) });
+    }
 }
 
 /// The bare handshake: a consumer arms its flag, re-checks, parks; the
@@ -63,7 +87,8 @@ fn link() -> &'static Link {
 fn flag_handshake_loses_no_wake_up() {
     model(|| {
         let (mut tx, mut rx) = HeapRing::<u32>::new(2).unwrap();
-        let flag: &'static WakeFlag = Box::leak(Box::new(WakeFlag::new()));
+        let flag = Shared::new(WakeFlag::new());
+        let flag = flag.value;
         let futex = LoomFutex::new();
         let waiter = futex.clone();
         let t = thread::spawn(move || {
@@ -92,7 +117,8 @@ fn flag_handshake_loses_no_wake_up() {
 #[test]
 fn a_round_trip_with_both_sides_parking() {
     model(|| {
-        let link = link();
+        let link = Shared::new(Link::new());
+        let link = link.value;
         let futex = LoomFutex::new();
         let (sq_tx, sq_rx) = HeapRing::new(2).unwrap();
         let (cq_tx, cq_rx) = HeapRing::new(2).unwrap();
@@ -117,7 +143,8 @@ fn a_round_trip_with_both_sides_parking() {
 #[test]
 fn credits_keep_the_completion_ring_from_filling() {
     model(|| {
-        let link = link();
+        let link = Shared::new(Link::new());
+        let link = link.value;
         let futex = LoomFutex::new();
         let (sq_tx, sq_rx) = HeapRing::new(2).unwrap();
         let (cq_tx, cq_rx) = HeapRing::new(1).unwrap();
@@ -150,7 +177,8 @@ fn credits_keep_the_completion_ring_from_filling() {
 #[test]
 fn two_threads_share_one_client() {
     model(|| {
-        let link = link();
+        let link = Shared::new(Link::new());
+        let link = link.value;
         let futex = LoomFutex::new();
         let (sq_tx, sq_rx) = HeapRing::new(2).unwrap();
         let (cq_tx, cq_rx) = HeapRing::new(2).unwrap();
@@ -186,7 +214,8 @@ fn two_threads_share_one_client() {
 #[test]
 fn deferred_release_keeps_credits_exact() {
     model(|| {
-        let link = link();
+        let link = Shared::new(Link::new());
+        let link = link.value;
         let futex = LoomFutex::new();
         let (sq_tx, sq_rx) = HeapRing::new_deferred::<2>(1).unwrap();
         let (cq_tx, cq_rx) = HeapRing::new_deferred::<2>(1).unwrap();

@@ -1,21 +1,36 @@
 //! The table on its own: credits, the free list, generations, and every
 //! transition a completion, a poll and a cancel make, without rings.
 
-extern crate alloc;
-
 use super::*;
-use alloc::sync::Arc;
-use alloc::task::Wake;
+use core::sync::atomic::{AtomicUsize, Ordering};
+use core::task::{RawWaker, RawWakerVTable};
 
-/// A waker that wakes a task of its own (no two compare equal).
-struct Task;
+/// The wakers of the tests' tasks: one `static` table, so that
+/// `Waker::will_wake` tells tasks apart by their data alone, under Miri too
+/// (which may give a table built per call a new address each time).
+static TASK: RawWakerVTable = RawWakerVTable::new(clone_task, wake_task, wake_task, drop_task);
 
-impl Wake for Task {
-    fn wake(self: Arc<Self>) {}
+fn clone_task(data: *const ()) -> RawWaker {
+    RawWaker::new(data, &TASK)
 }
 
-fn task() -> Waker {
-    Waker::from(Arc::new(Task))
+fn wake_task(data: *const ()) {
+    // SAFETY: `data` is the counter `task` was given, which outlives every
+    // waker made from it (see `task`).
+    unsafe { &*data.cast::<AtomicUsize>() }.fetch_add(1, Ordering::Relaxed);
+}
+
+fn drop_task(_: *const ()) {}
+
+/// A waker of a task of its own, counting its wake-ups in `woken`. Each
+/// test declares its counters before its table, so they outlive the
+/// wakers the table keeps.
+fn task(woken: &AtomicUsize) -> Waker {
+    let data = core::ptr::from_ref(woken).cast::<()>();
+    // SAFETY: the table's functions keep the `RawWaker` contract: `data`
+    // stays valid while the waker and its clones live (above), waking only
+    // counts, and clones share `data`.
+    unsafe { Waker::from_raw(RawWaker::new(data, &TASK)) }
 }
 
 /// Submits one request with no blocks.
@@ -150,9 +165,9 @@ fn a_response_fits_its_block() {
 
 #[test]
 fn a_completion_names_the_task_and_the_parked_thread_to_wake() {
+    let woken = AtomicUsize::new(0);
     let mut table = Table::<2>::new(2);
-    let waker = task();
-    let tag = submit(&mut table, Some(waker.clone()));
+    let tag = submit(&mut table, Some(task(&woken)));
     table.slot_at(tag.index).unwrap().parked = true;
     match complete(&mut table, tag, 0) {
         Completed::Reply {
@@ -161,7 +176,8 @@ fn a_completion_names_the_task_and_the_parked_thread_to_wake() {
             parked: true,
         } => {
             assert_eq!(index, tag.index);
-            assert!(task.will_wake(&waker));
+            task.wake();
+            assert_eq!(woken.load(Ordering::Relaxed), 1);
         }
         other => panic!("{other:?}"),
     }
@@ -169,9 +185,10 @@ fn a_completion_names_the_task_and_the_parked_thread_to_wake() {
 
 #[test]
 fn a_poll_keeps_one_waker_per_task() {
+    let (first_woken, second_woken) = (AtomicUsize::new(0), AtomicUsize::new(0));
     let mut table = Table::<1>::new(1);
     let tag = submit(&mut table, None);
-    let first = task();
+    let first = task(&first_woken);
     // No waker yet: the caller is asked for a clone.
     assert!(matches!(
         table.poll(tag, Some(&first), &mut None),
@@ -189,18 +206,20 @@ fn a_poll_keeps_one_waker_per_task() {
         Ok(Polled::Pending { replaced: None })
     ));
     // Another task takes over; the old waker comes back to be dropped.
-    let second = task();
+    let second = task(&second_woken);
     let Ok(Polled::Pending {
         replaced: Some(old),
     }) = table.poll(tag, Some(&second), &mut Some(second.clone()))
     else {
         panic!("the first waker is replaced");
     };
-    assert!(old.will_wake(&first));
+    old.wake();
+    assert_eq!(first_woken.load(Ordering::Relaxed), 1);
 }
 
 #[test]
 fn a_cancelled_request_keeps_its_slot_until_its_completion() {
+    let woken = AtomicUsize::new(0);
     let mut table = Table::<1>::new(1);
     let vacancy = table.vacancy().unwrap();
     let tag = vacancy.tag;
@@ -208,7 +227,7 @@ fn a_cancelled_request_keeps_its_slot_until_its_completion() {
         owner: None,
         span: Span { offset: 0, len: 4 },
     };
-    table.occupy(vacancy, Some(task()), payload, Block::empty());
+    table.occupy(vacancy, Some(task(&woken)), payload, Block::empty());
     assert!(matches!(
         table.cancel(tag),
         Ok(Cancelled::Abandoned { waker: Some(_) })
@@ -243,8 +262,9 @@ fn cancelling_a_completed_request_frees_it_at_once() {
 
 #[test]
 fn a_latched_failure_finds_every_waiter() {
+    let woken = AtomicUsize::new(0);
     let mut table = Table::<3>::new(3);
-    let a = submit(&mut table, Some(task()));
+    let a = submit(&mut table, Some(task(&woken)));
     let b = submit(&mut table, None);
     table.slot_at(b.index).unwrap().parked = true;
     let (task_a, parked_a) = table.take_waiter(a.index as usize);
