@@ -105,7 +105,7 @@ fn main() {
             let t = pending.pop_front().unwrap();
             client.wait(t).expect("echo");
         }
-        pending.push_back(client.submit_waiting(Request::new(i)).expect("submit"));
+        pending.push_back(client.submit(Request::new(i)).expect("submit"));
     }
     for t in pending {
         client.wait(t).expect("echo");

@@ -10,16 +10,19 @@
 use buffer_pool::{Buffer, BufferFromSystemMemory, BufferPool, Slice};
 use std::thread;
 use std::time::Instant;
-use uring_queue::{Error, HeapRing, PushError};
+use uring_queue::{Error, HeapRing};
 
 /// Messages moved through the pipeline.
 const MESSAGES: u32 = 200_000;
 /// Pool bytes: room for every message that can be in flight (at most 268
 /// bytes each; the ring's slots, the worker's batch and the one being written).
 const POOL_BYTES: usize = 64 * 1024;
-/// Ring slots: how many finished messages may wait for the worker. Fewer
-/// than the pool's 64 slots (a `u64` slot map), so that messages in flight
-/// never run the pool out of slots.
+/// Ring slots: how many finished messages may wait for the worker. The
+/// sizing rule (README, "Sizing a ring of pool slices"): the ring's slots
+/// plus the messages held outside it (one the producer is writing, one the
+/// worker is reading) must not exceed the pool's 64 slots (a `u64` slot
+/// map), or messages silently go to the heap. 64 + 2 would exceed it; the
+/// largest power of two that fits is 32.
 const RING_SLOTS: usize = 32;
 /// The worker tells the producer about freed slots every 16 messages.
 const RELEASE_EVERY: usize = 16;
@@ -57,19 +60,11 @@ fn main() -> Result<(), Error> {
         let mut pooled = 0;
         for seq in 0..MESSAGES {
             write_message(&mut pool, seq);
-            let mut slice = pool.get_data_owned();
+            let slice = pool.get_data_owned();
             pooled += usize::from(slice.is_pooled());
-            // A full ring hands the slice back: wait for the worker, retry.
-            loop {
-                match tx.push(slice) {
-                    Ok(()) => break,
-                    Err(PushError::Full(back)) => {
-                        slice = back;
-                        thread::yield_now();
-                    }
-                    Err(e) => return Err(e.into()),
-                }
-            }
+            // A full ring: wait for the worker (spinning briefly, then
+            // yielding the CPU, which the worker may need).
+            tx.push_blocking(slice)?;
         }
         Ok(pooled)
     });

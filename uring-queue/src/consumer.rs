@@ -1,7 +1,7 @@
 //! The reading half.
 
 use crate::Error;
-use crate::loom::Ordering;
+use crate::loom::sync::atomic::Ordering;
 use crate::producer::Keep;
 use crate::raw::{IndexLine, MAX_CAPACITY, RawRing};
 use core::marker::PhantomData;

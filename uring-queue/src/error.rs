@@ -45,7 +45,7 @@ impl fmt::Display for Error {
             Self::Full => f.write_str("ring is full"),
             Self::Empty => f.write_str("ring is empty"),
             Self::Insufficient { available } => {
-                write!(f, "only {available} slots are available")
+                write!(f, "only {available} available, fewer than requested")
             }
             Self::TooLarge { max } => write!(f, "request exceeds the ring's limit of {max}"),
             Self::Corrupted => f.write_str("shared ring state is corrupted"),
@@ -55,19 +55,21 @@ impl fmt::Display for Error {
 
 impl core::error::Error for Error {}
 
-/// Why a capacity was refused.
+/// Why a capacity was refused: the one capacity error of every storage
+/// (`HeapRing`, [`SharedRing`](crate::SharedRing), and, inside
+/// [`RegionError::Capacity`], the shared-memory layouts).
 ///
 /// # Examples
 ///
 /// ```
-/// # #[cfg(feature = "alloc")] {
-/// use uring_queue::{CapacityError, HeapRing};
+/// use uring_queue::{CapacityError, MAX_CAPACITY, RegionError, SharedRing};
 ///
 /// assert_eq!(
-///     HeapRing::<u64>::new(3).unwrap_err(),
-///     CapacityError::NotPowerOfTwo { capacity: 3 }
+///     SharedRing::<u64>::required_size(3),
+///     Err(RegionError::Capacity(CapacityError::NotPowerOfTwo { capacity: 3 }))
 /// );
-/// # }
+/// let e = CapacityError::TooLarge { capacity: 2 * MAX_CAPACITY, max: MAX_CAPACITY };
+/// assert_eq!(e.to_string(), "capacity 4294967296 exceeds the limit of 2147483648");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CapacityError {
@@ -76,10 +78,14 @@ pub enum CapacityError {
         /// The capacity asked for.
         capacity: usize,
     },
-    /// Larger than [`MAX_CAPACITY`](crate::MAX_CAPACITY).
+    /// Larger than this storage can hold: a ring's capacity above
+    /// [`MAX_CAPACITY`](crate::MAX_CAPACITY), or one (or a payload area, in
+    /// bytes) whose layout would not fit the 32-bit offsets of a region.
     TooLarge {
         /// The capacity asked for.
         capacity: usize,
+        /// The largest one accepted here.
+        max: usize,
     },
 }
 
@@ -89,8 +95,8 @@ impl fmt::Display for CapacityError {
             Self::NotPowerOfTwo { capacity } => {
                 write!(f, "capacity {capacity} is not a power of two")
             }
-            Self::TooLarge { capacity } => {
-                write!(f, "capacity {capacity} exceeds {}", crate::MAX_CAPACITY)
+            Self::TooLarge { capacity, max } => {
+                write!(f, "capacity {capacity} exceeds the limit of {max}")
             }
         }
     }
@@ -108,10 +114,9 @@ impl core::error::Error for CapacityError {}
 /// let mut mem = [0u64; 8];
 /// let region = Region::new(zerocopy::IntoBytes::as_mut_bytes(&mut mem[..]));
 /// // A region nobody initialised is refused, and worth retrying later.
-/// assert_eq!(
-///     SharedRing::<u32>::attach(region).unwrap_err(),
-///     RegionError::NotReady { state: 0 }
-/// );
+/// let e = SharedRing::<u32>::attach(region).unwrap_err();
+/// assert_eq!(e, RegionError::NotReady { state: 0 });
+/// assert_eq!(e.to_string(), "region is not ready yet (state 0x00000000)");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RegionError {
@@ -153,16 +158,8 @@ pub enum RegionError {
         /// The largest one allowed here.
         max: usize,
     },
-    /// The capacity is zero or not a power of two.
-    CapacityNotPowerOfTwo {
-        /// The capacity found or asked for.
-        capacity: usize,
-    },
-    /// The capacity is larger than [`MAX_CAPACITY`](crate::MAX_CAPACITY).
-    CapacityTooLarge {
-        /// The capacity found or asked for.
-        capacity: usize,
-    },
+    /// The capacity found in a header, or asked for, was refused.
+    Capacity(CapacityError),
     /// The header's offsets overlap, are misaligned or point outside the region.
     BadOffsets,
     /// The creator has not finished initialising the region (yet).
@@ -183,23 +180,19 @@ impl fmt::Display for RegionError {
             Self::Misaligned { align } => write!(f, "region is not aligned to {align} bytes"),
             Self::BadMagic { found } => write!(f, "bad magic number {found:#010x}"),
             Self::BadVersion { found } => write!(f, "unsupported layout version {found}"),
-            Self::ElementLayout { size, align } => {
-                write!(
-                    f,
-                    "region holds elements of size {size} and alignment {align}"
-                )
-            }
+            Self::ElementLayout { size, align } => write!(
+                f,
+                "region holds elements of size {size} and alignment {align}, \
+                 not this element type"
+            ),
             Self::ReleaseInterval { found, max } => {
                 write!(f, "release interval {found} is not within 1..={max}")
             }
-            Self::CapacityNotPowerOfTwo { capacity } => {
-                write!(f, "capacity {capacity} is not a power of two")
-            }
-            Self::CapacityTooLarge { capacity } => {
-                write!(f, "capacity {capacity} exceeds {}", crate::MAX_CAPACITY)
-            }
+            Self::Capacity(e) => fmt::Display::fmt(e, f),
             Self::BadOffsets => f.write_str("header offsets are inconsistent"),
-            Self::NotReady { state } => write!(f, "region is not ready (state {state})"),
+            Self::NotReady { state } => {
+                write!(f, "region is not ready yet (state {state:#010x})")
+            }
             Self::Corrupted => f.write_str("ring indices in the region are inconsistent"),
         }
     }
@@ -207,87 +200,8 @@ impl fmt::Display for RegionError {
 
 impl core::error::Error for RegionError {}
 
-/// Why [`SharedMemory::open`](crate::SharedMemory::open) refused a file.
-///
-/// Converts into [`std::io::Error`] (with `?` in a function returning
-/// `io::Result`): a system call's error as it was, the other causes as
-/// [`InvalidInput`](std::io::ErrorKind::InvalidInput) errors that carry this
-/// value.
-///
-/// # Examples
-///
-/// ```
-/// # #[cfg(not(miri))] { // Miri cannot make these system calls.
-/// use std::io::ErrorKind;
-/// use uring_queue::{OpenError, SharedMemory};
-///
-/// // A file that can never be sealed against shrinking: a peer could
-/// // truncate it under our mapping.
-/// let file = std::fs::File::open("/proc/self/status").unwrap();
-/// let err = SharedMemory::open(file.into()).unwrap_err();
-/// assert!(matches!(err, OpenError::NotSealed));
-/// assert_eq!(std::io::Error::from(err).kind(), ErrorKind::InvalidInput);
-/// # }
-/// ```
-#[cfg(all(feature = "std", target_os = "linux", not(loom)))]
-#[derive(Debug)]
-pub enum OpenError {
-    /// The file is not sealed against shrinking and cannot be sealed now (it
-    /// was created without sealing allowed, its seals are frozen, or it is not
-    /// a file that takes seals). Mapping it would let whoever holds the
-    /// descriptor truncate it and crash us with `SIGBUS`.
-    NotSealed,
-    /// The file is empty.
-    Empty,
-    /// The file does not fit in this process's address space.
-    TooLarge {
-        /// The file's size in bytes.
-        size: u64,
-    },
-    /// A system call (`fcntl`, `fstat`, `mmap`) failed.
-    Io(std::io::Error),
-}
-
-#[cfg(all(feature = "std", target_os = "linux", not(loom)))]
-impl fmt::Display for OpenError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::NotSealed => f.write_str("shared memory file is not sealed against shrinking"),
-            Self::Empty => f.write_str("shared memory file is empty"),
-            Self::TooLarge { size } => {
-                write!(
-                    f,
-                    "shared memory file of {size} bytes does not fit in memory"
-                )
-            }
-            Self::Io(e) => write!(f, "mapping shared memory: {e}"),
-        }
-    }
-}
-
-#[cfg(all(feature = "std", target_os = "linux", not(loom)))]
-impl core::error::Error for OpenError {
-    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
-        match self {
-            Self::Io(e) => Some(e),
-            _ => None,
-        }
-    }
-}
-
-#[cfg(all(feature = "std", target_os = "linux", not(loom)))]
-impl From<std::io::Error> for OpenError {
-    fn from(e: std::io::Error) -> Self {
-        Self::Io(e)
-    }
-}
-
-#[cfg(all(feature = "std", target_os = "linux", not(loom)))]
-impl From<OpenError> for std::io::Error {
-    fn from(e: OpenError) -> Self {
-        match e {
-            OpenError::Io(e) => e,
-            e => Self::new(std::io::ErrorKind::InvalidInput, e),
-        }
+impl From<CapacityError> for RegionError {
+    fn from(e: CapacityError) -> Self {
+        Self::Capacity(e)
     }
 }

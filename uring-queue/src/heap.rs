@@ -1,8 +1,9 @@
 //! Storage on the heap, shared by the two halves through an `Arc`.
 
-use crate::loom::Ordering;
-use crate::loom::{AccessTracker, Arc, UnsafeCell};
-use crate::raw::{CachePadded, Geometry, IndexLine, MAX_CAPACITY, RawRing};
+use crate::loom::cell::{AccessTracker, UntrackedCell};
+use crate::loom::sync::Arc;
+use crate::loom::sync::atomic::Ordering;
+use crate::raw::{CachePadded, Geometry, IndexLine, RawRing, check_capacity};
 use crate::{CapacityError, Consumer, Producer};
 use alloc::boxed::Box;
 use alloc::vec::Vec;
@@ -23,7 +24,7 @@ pub(crate) struct Storage<T> {
     /// into it are never invalidated by a move of an owning `Box`. Zeroed
     /// bytes at first; a slot holds a live `T` exactly when it lies in
     /// `[head, tail)`.
-    slots: NonNull<[UnsafeCell<MaybeUninit<T>>]>,
+    slots: NonNull<[UntrackedCell<MaybeUninit<T>>]>,
     trackers: NonNull<[AccessTracker]>,
 }
 
@@ -50,7 +51,9 @@ impl<T> Drop for Storage<T> {
                     // SAFETY: no half is left, so nothing else touches the
                     // slots; `i < capacity`; slots in `[head, tail)` hold live
                     // elements that nothing else drops, each dropped once here.
-                    unsafe { (*self.slots.as_ptr())[i].get_mut().assume_init_drop() };
+                    let slot = unsafe { &(*self.slots.as_ptr())[i] };
+                    // SAFETY: as above.
+                    slot.with_mut(|v| unsafe { (*v).assume_init_drop() });
                 }
             }
         }
@@ -105,7 +108,7 @@ impl<T: Send> HeapRing<T> {
     /// # Errors
     ///
     /// [`CapacityError`] unless `capacity` is a power of two no larger than
-    /// [`MAX_CAPACITY`].
+    /// [`MAX_CAPACITY`](crate::MAX_CAPACITY).
     ///
     /// # Examples
     ///
@@ -156,20 +159,13 @@ impl<T: Send> HeapRing<T> {
     pub fn new_deferred<const K: usize>(
         capacity: usize,
     ) -> Result<(Producer<'static, T>, Consumer<'static, T, K>), CapacityError> {
-        if !capacity.is_power_of_two() {
-            return Err(CapacityError::NotPowerOfTwo { capacity });
-        }
-        if capacity > MAX_CAPACITY {
-            return Err(CapacityError::TooLarge { capacity });
-        }
-        let slots: Box<[UnsafeCell<MaybeUninit<T>>]> = (0..capacity)
-            .map(|_| UnsafeCell::new(MaybeUninit::zeroed()))
+        let capacity_index = check_capacity(capacity)?;
+        let slots: Box<[UntrackedCell<MaybeUninit<T>>]> = (0..capacity)
+            .map(|_| UntrackedCell::new(MaybeUninit::zeroed()))
             .collect::<Vec<_>>()
             .into_boxed_slice();
-        #[cfg(loom)]
+        // Zero-sized without loom: no allocation.
         let trackers: Box<[AccessTracker]> = (0..capacity).map(|_| AccessTracker::new()).collect();
-        #[cfg(not(loom))]
-        let trackers: Box<[AccessTracker]> = Box::new([]);
         // SAFETY: `Box::into_raw` never returns null.
         let slots = unsafe { NonNull::new_unchecked(Box::into_raw(slots)) };
         // SAFETY: as above.
@@ -180,7 +176,7 @@ impl<T: Send> HeapRing<T> {
             geometry: Geometry::new(
                 slots.cast::<T>(),
                 trackers.cast::<AccessTracker>(),
-                capacity as u32,
+                capacity_index,
             ),
             slots,
             trackers,
@@ -189,7 +185,7 @@ impl<T: Send> HeapRing<T> {
         // and the slots in their own, all kept alive by the `Arc` clones the
         // halves hold, and the geometry is never written again; the slots are
         // `capacity` contiguous `T` slots, none live yet; the trackers are
-        // `capacity` long under loom and zero-sized otherwise; the indices
+        // `capacity` long (zero-sized without loom); the indices
         // start equal; and this is the only producer and consumer.
         unsafe {
             let raw = RawRing::with_stored_geometry(

@@ -1,6 +1,7 @@
 //! Storage inside the value itself: no allocation, usable from a `static`.
 
-use crate::loom::{AccessTracker, Ordering, UnsafeCell};
+use crate::loom::cell::{AccessTracker, UntrackedCell};
+use crate::loom::sync::atomic::Ordering;
 use crate::raw::{CachePadded, Geometry, IndexLine, MAX_CAPACITY, RawRing};
 use crate::{Consumer, Producer};
 use core::fmt;
@@ -54,7 +55,7 @@ pub struct Ring<T, const N: usize> {
     consumer: CachePadded<IndexLine>,
     /// Initialised (zeroed) bytes from the start; a slot holds a live `T`
     /// exactly when it lies in `[head, tail)`.
-    slots: [UnsafeCell<MaybeUninit<T>>; N],
+    slots: [UntrackedCell<MaybeUninit<T>>; N],
     trackers: [AccessTracker; N],
 }
 
@@ -79,50 +80,35 @@ impl<T, const N: usize> Ring<T, N> {
         N as u32
     };
 
-    /// An empty ring. Slot bytes start zeroed, so for plain-old-data `T` a
-    /// write chunk lends zeros until the slots are written.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let mut ring = uring_queue::Ring::<u32, 8>::new();
-    /// let (mut tx, rx) = ring.split();
-    /// assert!(rx.is_empty());
-    /// // Every slot holds zero until written.
-    /// let mut chunk = tx.write_chunk(8).unwrap();
-    /// assert_eq!(chunk.as_mut_slices().0, [0; 8]);
-    /// ```
-    #[cfg(not(loom))]
-    pub const fn new() -> Self {
-        Self {
-            geometry: CachePadded(Geometry::new(
-                NonNull::dangling(),
-                NonNull::dangling(),
-                Self::CAPACITY,
-            )),
-            producer: CachePadded(IndexLine::new()),
-            consumer: CachePadded(IndexLine::new()),
-            // SAFETY: an array of `UnsafeCell<MaybeUninit<T>>` needs no
-            // initialisation at all; zeroing it makes every byte initialised,
-            // which write chunks of `FromBytes` elements rely on.
-            slots: unsafe { MaybeUninit::zeroed().assume_init() },
-            trackers: [AccessTracker; N],
-        }
-    }
-
-    /// An empty ring (loom build: loom's atomics are not `const`).
-    #[cfg(loom)]
-    pub fn new() -> Self {
-        Self {
-            geometry: CachePadded(Geometry::new(
-                NonNull::dangling(),
-                NonNull::dangling(),
-                Self::CAPACITY,
-            )),
-            producer: CachePadded(IndexLine::new()),
-            consumer: CachePadded(IndexLine::new()),
-            slots: core::array::from_fn(|_| UnsafeCell::new(MaybeUninit::zeroed())),
-            trackers: core::array::from_fn(|_| AccessTracker::new()),
+    crate::loom::const_fn! {
+        /// An empty ring. Slot bytes start zeroed, so for plain-old-data `T` a
+        /// write chunk lends zeros until the slots are written.
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// let mut ring = uring_queue::Ring::<u32, 8>::new();
+        /// let (mut tx, rx) = ring.split();
+        /// assert!(rx.is_empty());
+        /// // Every slot holds zero until written.
+        /// let mut chunk = tx.write_chunk(8).unwrap();
+        /// assert_eq!(chunk.as_mut_slices().0, [0; 8]);
+        /// ```
+        pub fn new() -> Self {
+            Self {
+                geometry: CachePadded(Geometry::new(
+                    NonNull::dangling(),
+                    NonNull::dangling(),
+                    Self::CAPACITY,
+                )),
+                producer: CachePadded(IndexLine::new()),
+                consumer: CachePadded(IndexLine::new()),
+                // SAFETY: an array of `UntrackedCell<MaybeUninit<T>>` needs no
+                // initialisation at all; zeroing it makes every byte initialised,
+                // which write chunks of `FromBytes` elements rely on.
+                slots: unsafe { MaybeUninit::zeroed().assume_init() },
+                trackers: AccessTracker::array(),
+            }
         }
     }
 
@@ -194,7 +180,7 @@ impl<T, const N: usize> Ring<T, N> {
         // valid and non-null, and stay so for the borrow the halves carry; no
         // half exists yet, so writing the geometry races with nothing, and
         // none is written again while the halves (which borrow the ring)
-        // exist. The slots array holds `N` contiguous `T` slots (`UnsafeCell`
+        // exist. The slots array holds `N` contiguous `T` slots (`UntrackedCell`
         // and `MaybeUninit` are `repr(transparent)`), live exactly in
         // `[head, tail)`, and `trackers` holds `N` trackers. Indices were
         // last written by halves of this ring, and the head published (a
@@ -218,7 +204,6 @@ impl<T, const N: usize> Ring<T, N> {
     }
 }
 
-#[cfg(not(loom))]
 impl<T, const N: usize> Default for Ring<T, N> {
     fn default() -> Self {
         Self::new()
@@ -248,7 +233,7 @@ impl<T, const N: usize> Drop for Ring<T, N> {
             // SAFETY: `&mut self`: no half exists (they borrow the ring), and
             // slots in `[head, tail)` hold live elements that nothing else
             // will drop; each is dropped once, here.
-            unsafe { self.slots[i].get_mut().assume_init_drop() };
+            self.slots[i].with_mut(|slot| unsafe { (*slot).assume_init_drop() });
         }
     }
 }

@@ -9,24 +9,32 @@ extern crate alloc;
 #[cfg(any(test, feature = "std"))]
 extern crate std;
 
+#[cfg(feature = "std")]
+mod blocking;
 mod consumer;
 mod error;
 mod frame;
 #[cfg(feature = "alloc")]
 mod heap;
 mod inline;
-mod loom;
+#[doc(hidden)]
+pub mod loom;
 mod producer;
 mod raw;
+// Not built under loom: the layouts in a region of bytes keep their atomics
+// in those bytes, which loom's atomics cannot live in. Loom models the
+// in-process rings.
+#[cfg(not(loom))]
+mod layout;
 #[cfg(not(loom))]
 mod region;
+#[cfg(not(loom))]
+mod shared_ring;
 #[cfg(all(feature = "std", target_os = "linux", not(loom)))]
 mod shm;
 pub mod uring;
 
 pub use consumer::{Batch, Consumer, ReadChunk};
-#[cfg(all(feature = "std", target_os = "linux", not(loom)))]
-pub use error::OpenError;
 pub use error::{CapacityError, Error, RegionError};
 pub use frame::{Frame, FrameConsumer, FrameGrant, FrameProducer, RecordHeader};
 #[cfg(feature = "alloc")]
@@ -35,6 +43,8 @@ pub use inline::Ring;
 pub use producer::{Producer, PushError, WriteChunk};
 pub use raw::MAX_CAPACITY;
 #[cfg(not(loom))]
-pub use region::{MAGIC, REGION_ALIGN, Region, SharedRing, VERSION};
+pub use region::Region;
+#[cfg(not(loom))]
+pub use shared_ring::{SHARED_RING_ALIGN, SHARED_RING_MAGIC, SHARED_RING_VERSION, SharedRing};
 #[cfg(all(feature = "std", target_os = "linux", not(loom)))]
-pub use shm::SharedMemory;
+pub use shm::{OpenError, SharedMemory};

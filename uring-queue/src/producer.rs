@@ -1,7 +1,7 @@
 //! The writing half.
 
 use crate::Error;
-use crate::loom::Ordering;
+use crate::loom::sync::atomic::Ordering;
 use crate::raw::{IndexLine, RawRing};
 use core::marker::PhantomData;
 use core::mem::ManuallyDrop;
@@ -11,7 +11,7 @@ use zerocopy::FromBytes;
 
 /// What keeps a heap ring's storage alive while a half exists.
 #[cfg(feature = "alloc")]
-pub(crate) type Keep<T> = Option<crate::loom::Arc<crate::heap::Storage<T>>>;
+pub(crate) type Keep<T> = Option<crate::loom::sync::Arc<crate::heap::Storage<T>>>;
 /// What keeps a heap ring's storage alive while a half exists.
 #[cfg(not(feature = "alloc"))]
 pub(crate) type Keep<T> = Option<PhantomData<T>>;

@@ -4,7 +4,9 @@
 //! index lines and a run of `capacity` contiguous element slots. The halves
 //! only ever touch the ring through it, so the protocol is written once.
 
-use crate::loom::{AccessTracker, AtomicU32, Ordering};
+use crate::CapacityError;
+use crate::loom::cell::AccessTracker;
+use crate::loom::sync::atomic::{AtomicU32, Ordering};
 use core::ptr::NonNull;
 
 /// Largest capacity a ring may have: indices are free-running `u32`s, so the
@@ -13,15 +15,38 @@ use core::ptr::NonNull;
 /// # Examples
 ///
 /// ```
-/// use uring_queue::{MAX_CAPACITY, RegionError, SharedRing};
+/// use uring_queue::{CapacityError, MAX_CAPACITY, RegionError, SharedRing};
 ///
 /// assert_eq!(MAX_CAPACITY, 1 << 31);
 /// assert_eq!(
 ///     SharedRing::<u8>::required_size(2 * MAX_CAPACITY),
-///     Err(RegionError::CapacityTooLarge { capacity: 2 * MAX_CAPACITY })
+///     Err(RegionError::Capacity(CapacityError::TooLarge {
+///         capacity: 2 * MAX_CAPACITY,
+///         max: MAX_CAPACITY,
+///     }))
 /// );
 /// ```
 pub const MAX_CAPACITY: usize = 1 << 31;
+
+/// A ring capacity as the index type.
+///
+/// # Errors
+///
+/// [`CapacityError::NotPowerOfTwo`] (zero included), then
+/// [`CapacityError::TooLarge`] above [`MAX_CAPACITY`].
+pub(crate) fn check_capacity(capacity: usize) -> Result<u32, CapacityError> {
+    if !capacity.is_power_of_two() {
+        return Err(CapacityError::NotPowerOfTwo { capacity });
+    }
+    if capacity > MAX_CAPACITY {
+        return Err(CapacityError::TooLarge {
+            capacity,
+            max: MAX_CAPACITY,
+        });
+    }
+    // At most `MAX_CAPACITY`, which fits.
+    Ok(capacity as u32)
+}
 
 /// Pads and aligns a value to the length of a cache line (128 bytes on x86_64
 /// and aarch64, whose prefetchers pull lines in pairs), so producer-owned and
@@ -50,19 +75,12 @@ pub(crate) struct IndexLine {
 }
 
 impl IndexLine {
-    #[cfg(not(loom))]
-    pub(crate) const fn new() -> Self {
-        Self {
-            index: AtomicU32::new(0),
-            closed: AtomicU32::new(0),
-        }
-    }
-
-    #[cfg(loom)]
-    pub(crate) fn new() -> Self {
-        Self {
-            index: AtomicU32::new(0),
-            closed: AtomicU32::new(0),
+    crate::loom::const_fn! {
+        pub(crate) fn new() -> Self {
+            Self {
+                index: AtomicU32::new(0),
+                closed: AtomicU32::new(0),
+            }
         }
     }
 }
@@ -76,7 +94,6 @@ impl IndexLine {
 pub(crate) struct Geometry<T> {
     data: NonNull<T>,
     /// Read only by loom's slot tracking.
-    #[cfg_attr(not(loom), allow(dead_code))]
     trackers: NonNull<AccessTracker>,
     /// `capacity - 1`, kept instead of the capacity so the slot index is one
     /// `and` on the hot path.
@@ -290,22 +307,17 @@ impl<T> RawRing<T> {
         unsafe { self.geometry().data.as_ptr().add(i) }
     }
 
-    /// Tells loom about an access to slots `index..index + len` (wrapping).
-    #[cfg(loom)]
+    /// Tells loom about an access to slots `index..index + len` (wrapping);
+    /// nothing to do without loom.
+    #[inline(always)]
     pub(crate) fn track(&self, index: u32, len: u32, write: bool) {
-        for k in 0..len {
-            let i = (index.wrapping_add(k) & self.mask()) as usize;
-            // SAFETY: `i < capacity`; under loom `trackers` points to
-            // `capacity` of them (type invariant).
-            let t = unsafe { &*self.geometry().trackers.as_ptr().add(i) };
-            if write { t.write() } else { t.read() }
+        if AccessTracker::TRACKED {
+            let g = self.geometry();
+            // SAFETY: under loom `trackers` points to `capacity` of them (type
+            // invariant), and `mask` is `capacity - 1`.
+            unsafe { AccessTracker::track_run(g.trackers, g.mask, index, len, write) }
         }
     }
-
-    /// Tells loom about an access to slots (nothing to do without loom).
-    #[cfg(not(loom))]
-    #[inline(always)]
-    pub(crate) fn track(&self, _index: u32, _len: u32, _write: bool) {}
 
     /// Writes `value` to the slot of `index`.
     ///

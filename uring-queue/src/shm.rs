@@ -1,6 +1,7 @@
 //! Memory shared between processes on Linux: a memfd mapped with `MAP_SHARED`.
 
-use crate::{OpenError, Region};
+use crate::Region;
+use core::fmt;
 use core::ptr::NonNull;
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{
@@ -331,5 +332,79 @@ impl Drop for SharedMemory {
         // and every borrow of it (regions, rings) ended before `drop`.
         // An unmap error leaves the mapping in place: nothing to do about it.
         let _ = unsafe { munmap(self.ptr.as_ptr().cast(), self.len) };
+    }
+}
+
+/// Why [`SharedMemory::open`](crate::SharedMemory::open) refused a file.
+///
+/// Converts into [`std::io::Error`] (with `?` in a function returning
+/// `io::Result`): a system call's error as it was, the other causes as
+/// [`InvalidInput`](std::io::ErrorKind::InvalidInput) errors that carry this
+/// value.
+///
+/// # Examples
+///
+/// ```
+/// # #[cfg(not(miri))] { // Miri cannot make these system calls.
+/// use std::io::ErrorKind;
+/// use uring_queue::{OpenError, SharedMemory};
+///
+/// // A file that can never be sealed against shrinking: a peer could
+/// // truncate it under our mapping.
+/// let file = std::fs::File::open("/proc/self/status").unwrap();
+/// let err = SharedMemory::open(file.into()).unwrap_err();
+/// assert!(matches!(err, OpenError::NotSealed));
+/// assert_eq!(std::io::Error::from(err).kind(), ErrorKind::InvalidInput);
+/// # }
+/// ```
+#[derive(Debug)]
+pub enum OpenError {
+    /// The file is not sealed against shrinking and cannot be sealed now (it
+    /// was created without sealing allowed, its seals are frozen, or it is not
+    /// a file that takes seals). Mapping it would let whoever holds the
+    /// descriptor truncate it and crash us with `SIGBUS`.
+    NotSealed,
+    /// The file is empty.
+    Empty,
+    /// The file does not fit in this process's address space.
+    TooLarge {
+        /// The file's size in bytes.
+        size: u64,
+    },
+    /// A system call (`fcntl`, `fstat`, `mmap`) failed.
+    Io(std::io::Error),
+}
+
+impl fmt::Display for OpenError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NotSealed => f.write_str("shared memory file is not sealed against shrinking"),
+            Self::Empty => f.write_str("shared memory file is empty"),
+            Self::TooLarge { size } => {
+                write!(
+                    f,
+                    "shared memory file of {size} bytes does not fit in memory"
+                )
+            }
+            Self::Io(e) => write!(f, "mapping the shared memory file: {e}"),
+        }
+    }
+}
+
+// No `source`: `Io` shows the system call's error in its own message.
+impl core::error::Error for OpenError {}
+
+impl From<std::io::Error> for OpenError {
+    fn from(e: std::io::Error) -> Self {
+        Self::Io(e)
+    }
+}
+
+impl From<OpenError> for std::io::Error {
+    fn from(e: OpenError) -> Self {
+        match e {
+            OpenError::Io(e) => e,
+            e => Self::new(std::io::ErrorKind::InvalidInput, e),
+        }
     }
 }

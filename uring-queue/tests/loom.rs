@@ -1,14 +1,13 @@
 //! Loom models of the ring protocol. Every slot access is announced to loom,
 //! so a missing Release/Acquire pair shows up as a causality violation.
+//! Without `--cfg loom` each model runs once, on real threads.
 //!
 //! ```text
 //! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p ncio-uring-queue --release --all-features --test loom
 //! ```
 
-#![cfg(loom)]
-
 use buffer_pool::{Buffer, BufferPool, Slice};
-use loom::thread;
+use uring_queue::loom::{model, thread};
 use uring_queue::{Error, FrameConsumer, FrameProducer, HeapRing, PushError};
 
 /// Pops `n` values, yielding while empty, and returns them.
@@ -28,7 +27,7 @@ fn pop_n(rx: &mut uring_queue::Consumer<'static, u32>, n: usize) -> Vec<u32> {
 
 #[test]
 fn push_pop_in_order() {
-    loom::model(|| {
+    model(|| {
         let (mut tx, mut rx) = HeapRing::<u32>::new(2).unwrap();
         let t = thread::spawn(move || {
             for v in 1..=3 {
@@ -44,7 +43,7 @@ fn push_pop_in_order() {
 
 #[test]
 fn a_batch_is_published_at_once() {
-    loom::model(|| {
+    model(|| {
         let (mut tx, mut rx) = HeapRing::<u32>::new(4).unwrap();
         let t = thread::spawn(move || {
             assert_eq!(tx.push_slice(&[1, 2, 3]), Ok(3));
@@ -66,7 +65,7 @@ fn a_batch_is_published_at_once() {
 
 #[test]
 fn chunks_across_the_wrap() {
-    loom::model(|| {
+    model(|| {
         let (mut tx, mut rx) = HeapRing::<u32>::new(2).unwrap();
         // Move both indices to the last slot, so the next chunk wraps.
         tx.push(0).unwrap();
@@ -98,7 +97,7 @@ fn chunks_across_the_wrap() {
 
 #[test]
 fn abandonment_is_seen_after_the_last_element() {
-    loom::model(|| {
+    model(|| {
         let (mut tx, mut rx) = HeapRing::<u32>::new(2).unwrap();
         let t = thread::spawn(move || {
             tx.push(1).unwrap();
@@ -123,7 +122,7 @@ fn abandonment_is_seen_after_the_last_element() {
 
 #[test]
 fn the_cached_head_is_refreshed_when_full() {
-    loom::model(|| {
+    model(|| {
         let (mut tx, mut rx) = HeapRing::<u32>::new(2).unwrap();
         // Full from the producer's cached view.
         tx.push(1).unwrap();
@@ -145,7 +144,7 @@ fn the_cached_head_is_refreshed_when_full() {
 
 #[test]
 fn a_frame_wraps_behind_padding() {
-    loom::model(|| {
+    model(|| {
         let (tx, rx) = HeapRing::<u64>::new(4).unwrap();
         let (mut tx, mut rx) = (FrameProducer::new(tx), FrameConsumer::new(rx));
         // One header word at slot 0 moves the tail so the next 2-word record
@@ -196,7 +195,7 @@ fn push_yielding<T>(tx: &mut uring_queue::Producer<'static, T>, mut value: T) {
 /// second push wait for the consumer's pop.
 #[test]
 fn pool_slices_cross_the_ring() {
-    loom::model(|| {
+    model(|| {
         let (mut tx, mut rx) = HeapRing::<Slice>::new(1).unwrap();
         let producer = thread::spawn(move || {
             let mut pool = BufferPool::new(2);
@@ -226,7 +225,7 @@ fn pool_slices_cross_the_ring() {
 /// ring's storage, on whichever thread lets go last.
 #[test]
 fn a_slice_left_in_the_ring_is_dropped_once() {
-    loom::model(|| {
+    model(|| {
         let (mut tx, rx) = HeapRing::<Slice>::new(2).unwrap();
         let mut pool = BufferPool::new(4);
         pool.get_writable(2).copy_from_slice(&[1, 2]);
@@ -248,7 +247,7 @@ fn a_slice_left_in_the_ring_is_dropped_once() {
 /// the slot it reuses was read before (head Release / Acquire, deferred).
 #[test]
 fn a_deferred_consumer_publishes_every_k_and_when_empty() {
-    loom::model(|| {
+    model(|| {
         let (mut tx, mut rx) = HeapRing::<u32>::new_deferred::<4>(2).unwrap();
         let t = thread::spawn(move || {
             for v in 1..=3 {
@@ -276,7 +275,7 @@ fn a_deferred_consumer_publishes_every_k_and_when_empty() {
 /// the slots only then, and reuses them after the batch's reads.
 #[test]
 fn a_batch_publishes_when_it_ends() {
-    loom::model(|| {
+    model(|| {
         let (mut tx, mut rx) = HeapRing::<u32>::new(2).unwrap();
         tx.push(1).unwrap();
         tx.push(2).unwrap();
@@ -293,6 +292,25 @@ fn a_batch_publishes_when_it_ends() {
             }
         }
         assert_eq!(got, [1, 2, 3, 4]);
+        t.join().unwrap();
+    });
+}
+
+/// The blocking push and pop on a ring of one slot: each waits for the
+/// other (the producer for room, the consumer for an element), and a
+/// consumer whose producer is gone stops waiting once it has drained.
+#[test]
+fn blocking_halves_wait_for_each_other() {
+    model(|| {
+        let (mut tx, mut rx) = HeapRing::<u32>::new(1).unwrap();
+        let t = thread::spawn(move || {
+            for v in 1..=2 {
+                tx.push_blocking(v).unwrap();
+            }
+        });
+        assert_eq!(rx.pop_blocking(), Ok(1));
+        assert_eq!(rx.pop_blocking(), Ok(2));
+        assert_eq!(rx.pop_blocking(), Err(Error::Empty));
         t.join().unwrap();
     });
 }

@@ -4,19 +4,18 @@
 //! server never finds the completion ring full, also when both inbound
 //! rings defer their releases), and two threads sharing
 //! one client (each reply reaches its own caller, whichever thread drains
-//! the completion ring and whichever parks).
+//! the completion ring and whichever parks). Without `--cfg loom` each
+//! model runs once, on real threads.
 //!
 //! ```text
 //! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
 //!     cargo test -p ncio-uring-queue --release --all-features --test loom_uring
 //! ```
 
-#![cfg(loom)]
-
 use core::time::Duration;
-use loom::sync::{Arc, Condvar, Mutex};
-use loom::thread;
 use uring_queue::HeapRing;
+use uring_queue::loom::sync::{Arc, Condvar, Mutex};
+use uring_queue::loom::{model, thread};
 use uring_queue::uring::{Client, Link, Notifier, Options, Request, Server, WakeFlag};
 
 /// A futex in loom's terms: `wait` sleeps only if the flag is still armed
@@ -54,17 +53,42 @@ const PARK_AT_ONCE: Options = Options {
     yield_every: 0,
 };
 
-fn link() -> &'static Link {
-    Box::leak(Box::new(Link::new()))
+/// A value the model's threads borrow for `'static` (loom's threads, like
+/// `std`'s, take `'static` closures), freed when the model ends: declare it
+/// first, so it is dropped after everything that borrows it, and join the
+/// threads that do.
+struct Shared<T: 'static> {
+    ptr: *mut T,
+    value: &'static T,
+}
+
+impl<T> Shared<T> {
+    fn new(value: T) -> Self {
+        let ptr = Box::into_raw(Box::new(value));
+        // SAFETY: `ptr` is a live, unique allocation; the reference lives
+        // until `drop`, which each model reaches only after every user of
+        // the reference is gone (see the type's docs).
+        let value = unsafe { &*ptr };
+        Self { ptr, value }
+    }
+}
+
+impl<T> Drop for Shared<T> {
+    fn drop(&mut self) {
+        // SAFETY: `ptr` came from `Box::into_raw` and is freed only here,
+        // once nothing uses the reference any more.
+        drop(unsafe { Box::from_raw(self.ptr) });
+    }
 }
 
 /// The bare handshake: a consumer arms its flag, re-checks, parks; the
 /// producer pushes, then notifies.
 #[test]
 fn flag_handshake_loses_no_wake_up() {
-    loom::model(|| {
+    model(|| {
         let (mut tx, mut rx) = HeapRing::<u32>::new(2).unwrap();
-        let flag: &'static WakeFlag = Box::leak(Box::new(WakeFlag::new()));
+        let flag = Shared::new(WakeFlag::new());
+        let flag = flag.value;
         let futex = LoomFutex::new();
         let waiter = futex.clone();
         let t = thread::spawn(move || {
@@ -92,8 +116,9 @@ fn flag_handshake_loses_no_wake_up() {
 /// server waits for the submission, the client for the completion.
 #[test]
 fn a_round_trip_with_both_sides_parking() {
-    loom::model(|| {
-        let link = link();
+    model(|| {
+        let link = Shared::new(Link::new());
+        let link = link.value;
         let futex = LoomFutex::new();
         let (sq_tx, sq_rx) = HeapRing::new(2).unwrap();
         let (cq_tx, cq_rx) = HeapRing::new(2).unwrap();
@@ -117,8 +142,9 @@ fn a_round_trip_with_both_sides_parking() {
 /// always finds room.
 #[test]
 fn credits_keep_the_completion_ring_from_filling() {
-    loom::model(|| {
-        let link = link();
+    model(|| {
+        let link = Shared::new(Link::new());
+        let link = link.value;
         let futex = LoomFutex::new();
         let (sq_tx, sq_rx) = HeapRing::new(2).unwrap();
         let (cq_tx, cq_rx) = HeapRing::new(1).unwrap();
@@ -135,9 +161,9 @@ fn credits_keep_the_completion_ring_from_filling() {
                 server.complete(incoming, op, 0).unwrap();
             }
         });
-        let first = client.submit_waiting(Request::new(1)).unwrap();
+        let first = client.submit(Request::new(1)).unwrap();
         // No credit left until the first completion is consumed.
-        let second = client.submit_waiting(Request::new(2)).unwrap();
+        let second = client.submit(Request::new(2)).unwrap();
         assert_eq!(client.wait(first).unwrap().result, 1);
         assert_eq!(client.wait(second).unwrap().result, 2);
         t.join().unwrap();
@@ -150,8 +176,9 @@ fn credits_keep_the_completion_ring_from_filling() {
 /// flag, or waiting for the role, is always woken.
 #[test]
 fn two_threads_share_one_client() {
-    loom::model(|| {
-        let link = link();
+    model(|| {
+        let link = Shared::new(Link::new());
+        let link = link.value;
         let futex = LoomFutex::new();
         let (sq_tx, sq_rx) = HeapRing::new(2).unwrap();
         let (cq_tx, cq_rx) = HeapRing::new(2).unwrap();
@@ -186,8 +213,9 @@ fn two_threads_share_one_client() {
 /// submitted).
 #[test]
 fn deferred_release_keeps_credits_exact() {
-    loom::model(|| {
-        let link = link();
+    model(|| {
+        let link = Shared::new(Link::new());
+        let link = link.value;
         let futex = LoomFutex::new();
         let (sq_tx, sq_rx) = HeapRing::new_deferred::<2>(1).unwrap();
         let (cq_tx, cq_rx) = HeapRing::new_deferred::<2>(1).unwrap();

@@ -4,7 +4,8 @@
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicU32, Ordering};
 use uring_queue::{
-    Error, FrameConsumer, FrameProducer, PushError, RecordHeader, Region, RegionError, SharedRing,
+    CapacityError, Error, FrameConsumer, FrameProducer, MAX_CAPACITY, PushError, RecordHeader,
+    Region, RegionError, SharedRing,
 };
 
 /// Memory for tests: 8-byte aligned, zeroed, reached only through `ptr`.
@@ -62,8 +63,8 @@ fn layout_is_the_documented_one() {
     assert_eq!(
         w,
         [
-            uring_queue::MAGIC,
-            uring_queue::VERSION,
+            uring_queue::SHARED_RING_MAGIC,
+            uring_queue::SHARED_RING_VERSION,
             2,
             4,
             4,
@@ -105,15 +106,31 @@ fn init_refuses_bad_requests() {
     let mem = Mem::new(1024);
     assert_eq!(
         SharedRing::<u64>::init(mem.view(), 12).unwrap_err(),
-        RegionError::CapacityNotPowerOfTwo { capacity: 12 }
+        RegionError::Capacity(CapacityError::NotPowerOfTwo { capacity: 12 })
     );
     assert_eq!(
         SharedRing::<u64>::init(mem.view(), 0).unwrap_err(),
-        RegionError::CapacityNotPowerOfTwo { capacity: 0 }
+        RegionError::Capacity(CapacityError::NotPowerOfTwo { capacity: 0 })
     );
     assert_eq!(
         SharedRing::<u64>::init(mem.view(), 1 << 32).unwrap_err(),
-        RegionError::CapacityTooLarge { capacity: 1 << 32 }
+        RegionError::Capacity(CapacityError::TooLarge {
+            capacity: 1 << 32,
+            max: MAX_CAPACITY
+        })
+    );
+    // Within `MAX_CAPACITY`, but 2^31 `u64`s do not fit 32-bit offsets:
+    // 2^28 is the largest capacity that does.
+    assert_eq!(
+        SharedRing::<u64>::required_size(1 << 31).unwrap_err(),
+        RegionError::Capacity(CapacityError::TooLarge {
+            capacity: 1 << 31,
+            max: 1 << 28
+        })
+    );
+    assert_eq!(
+        SharedRing::<u64>::required_size(1 << 28),
+        Ok(384 + (8 << 28))
     );
     assert_eq!(
         SharedRing::<u64>::init(mem.view(), 128).unwrap_err(),
@@ -155,7 +172,11 @@ fn attach_reports_each_mismatch() {
         (4, 7, RegionError::BadVersion { found: 7 }),
         (8, 1, RegionError::NotReady { state: 1 }),
         (12, 8, RegionError::ElementLayout { size: 8, align: 4 }),
-        (20, 12, RegionError::CapacityNotPowerOfTwo { capacity: 12 }),
+        (
+            20,
+            12,
+            RegionError::Capacity(CapacityError::NotPowerOfTwo { capacity: 12 }),
+        ),
         // 2^31 is a power of two, but the data it implies overruns the total.
         (20, 1 << 31, RegionError::BadOffsets),
         (

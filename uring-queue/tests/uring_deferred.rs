@@ -209,7 +209,7 @@ fn a_submission_right_after_a_completion_leaves_room_for_its_reply() {
     // SAFETY: `hook` outlives this test's every wake (all happen in the
     // calls below, on this thread).
     let waker = unsafe { hook_waker(&hook) };
-    let mut first = pin!(client.submit(Request::new(0)));
+    let mut first = pin!(client.call_async(Request::new(0)));
     assert!(
         first
             .as_mut()

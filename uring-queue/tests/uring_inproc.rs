@@ -11,7 +11,7 @@ use core::task::{Context, Poll, Waker};
 use uring_queue::uring::{
     Block, Client, Config, Cqe, Error, Link, Options, Request, Server, Spin, Sqe, Uring,
 };
-use uring_queue::{HeapRing, Region};
+use uring_queue::{CapacityError, HeapRing, Region, RegionError};
 
 #[repr(C, align(128))]
 #[derive(Clone, Copy)]
@@ -115,7 +115,7 @@ fn two_threads_echo_random_sizes_pipelined() {
                 check(seq, len, ticket);
             }
             let ticket = client
-                .submit_waiting(Request::new(1).with_payload(body).with_response(response))
+                .submit(Request::new(1).with_payload(body).with_response(response))
                 .unwrap();
             pending.push_back((seq, len, ticket));
         }
@@ -225,7 +225,7 @@ fn a_dropped_future_discards_its_completion() {
     let link = Link::new();
     let (client, mut server) = rings(&link, 2, 2);
     {
-        let mut fut = pin!(client.submit(Request::new(1)));
+        let mut fut = pin!(client.call_async(Request::new(1)));
         assert!(poll_once(fut.as_mut()).is_pending());
         assert_eq!(client.in_flight(), 1);
     }
@@ -236,7 +236,7 @@ fn a_dropped_future_discards_its_completion() {
     // Routed, and discarded: the slot is free again.
     assert_eq!(client.poll_completions(), Ok(1));
     assert_eq!(client.in_flight(), 0);
-    let mut fut = pin!(client.submit(Request::new(2)));
+    let mut fut = pin!(client.call_async(Request::new(2)));
     assert!(poll_once(fut.as_mut()).is_pending());
     // This one gets its own completion, not the discarded one.
     assert_eq!(client.in_flight(), 1);
@@ -275,8 +275,8 @@ fn futures_wait_for_credits_and_are_woken() {
     let wakes = WakeCount::new();
     let waker = Waker::from(wakes.clone());
     let mut cx = Context::from_waker(&waker);
-    let mut a = pin!(client.submit(Request::new(1)));
-    let mut b = pin!(client.submit(Request::new(2)));
+    let mut a = pin!(client.call_async(Request::new(1)));
+    let mut b = pin!(client.call_async(Request::new(2)));
     assert!(a.as_mut().poll(&mut cx).is_pending());
     // No credit for `b`: it waits.
     assert!(b.as_mut().poll(&mut cx).is_pending());
@@ -307,7 +307,7 @@ fn many_tasks_wait_for_credits_without_waking_each_other() {
     let counts: Vec<_> = (0..3).map(|_| WakeCount::new()).collect();
     let wakers: Vec<Waker> = counts.iter().map(|c| Waker::from(c.clone())).collect();
     let mut futs: Vec<_> = (1..=3)
-        .map(|i| Box::pin(client.submit(Request::new(i))))
+        .map(|i| Box::pin(client.call_async(Request::new(i))))
         .collect();
     let woken = |counts: &[alloc::sync::Arc<WakeCount>]| -> Vec<usize> {
         counts.iter().map(|c| c.get()).collect()
@@ -433,6 +433,66 @@ fn a_hostile_client_is_refused_without_touching_bytes() {
         // Latched: the valid request after it is not served.
         assert_eq!(server.try_recv(), Err(Error::Corrupted));
     }
+}
+
+/// A peer's header is checked before anything in it is used: the stamp,
+/// then every part apart from the others and from the header and link,
+/// aligned, and inside the region.
+#[test]
+fn a_connection_header_is_checked_on_attach() {
+    let config = Config::new(4, 4, 4096);
+    let len = Uring::required_size(&config).unwrap();
+    assert_eq!(len, 8192);
+    let bad = RegionError::BadOffsets;
+    let cases = [
+        (0, 0x5555_5555, RegionError::BadMagic { found: 0x5555_5555 }),
+        (8, 1, RegionError::NotReady { state: 1 }),
+        // The submission ring over the link, or off its line.
+        (12, 128, bad),
+        (12, 704, bad),
+        // The completion ring on the submission ring.
+        (20, 640, bad),
+        // The payload area off its block boundary.
+        (28, 4096 + 8, bad),
+        // A payload area beyond the region.
+        (
+            32,
+            4097,
+            RegionError::TooSmall {
+                needed: 8193,
+                actual: 8192,
+            },
+        ),
+    ];
+    for (at, value, expected) in cases {
+        let mut buf = buffer(len);
+        Uring::init(region(&mut buf), config).unwrap();
+        buf[0].0[at..at + 4].copy_from_slice(&u32::to_ne_bytes(value));
+        assert_eq!(
+            Uring::attach(region(&mut buf)).unwrap_err(),
+            Error::Region(expected),
+            "word at {at} set to {value}"
+        );
+    }
+    // Parts elsewhere than `init` puts them are fine while apart, aligned
+    // and inside the region: the payload area moved 4096 bytes on, in a
+    // larger region.
+    let mut buf = buffer(len + 4096);
+    Uring::init(region(&mut buf), config).unwrap();
+    buf[0].0[28..32].copy_from_slice(&u32::to_ne_bytes(8192));
+    assert_eq!(Uring::attach(region(&mut buf)).unwrap().payload_len(), 4096);
+}
+
+#[test]
+fn sizes_beyond_32_bit_offsets_are_refused() {
+    let too_big = 1usize << 32;
+    assert_eq!(
+        Uring::required_size(&Config::new(4, 4, too_big)),
+        Err(RegionError::Capacity(CapacityError::TooLarge {
+            capacity: too_big,
+            max: u32::MAX as usize
+        }))
+    );
 }
 
 #[test]
@@ -587,15 +647,12 @@ fn an_untaken_reply_holds_a_slot_but_not_a_ring_credit() {
     server.complete(inc, 1, 0).unwrap();
     // The completion is in; its reply not taken. The ring credit is back.
     assert_eq!(client.poll_completions(), Ok(1));
-    let second = client.submit_waiting(Request::new(2)).unwrap();
+    let second = client.submit(Request::new(2)).unwrap();
     let inc = server.recv().unwrap();
     server.complete(inc, 2, 0).unwrap();
     assert_eq!(client.poll_completions(), Ok(1));
     // Both slots hold replies nobody took: waiting for one could never end.
-    assert_eq!(
-        client.submit_waiting(Request::new(3)).unwrap_err(),
-        Error::Busy
-    );
+    assert_eq!(client.submit(Request::new(3)).unwrap_err(), Error::Busy);
     assert_eq!(client.wait(second).unwrap().result, 2);
     assert_eq!(client.wait(first).unwrap().result, 1);
 }
@@ -643,7 +700,7 @@ fn threads_share_one_client() {
     // The client is shared by reference; its futures may move threads.
     assert_sync(&client);
     {
-        let fut = client.submit(Request::new(0));
+        let fut = client.call_async(Request::new(0));
         assert_send(&fut);
     }
     std::thread::scope(|s| {
@@ -689,7 +746,7 @@ fn threads_share_one_client() {
                         let reply = if i % 2 == 0 {
                             client.call(request).unwrap()
                         } else {
-                            client.block_on(client.submit(request)).unwrap()
+                            client.block_on(client.call_async(request)).unwrap()
                         };
                         check_echo(client, seq, len, reply);
                     }

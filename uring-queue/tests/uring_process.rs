@@ -98,7 +98,7 @@ fn submit(
         *b = body_byte(seq, k);
     }
     let response = client.alloc(len)?;
-    client.submit_waiting(
+    client.submit(
         Request::new(seq as u32)
             .with_payload(body)
             .with_response(response),

@@ -148,9 +148,9 @@ fn threads_block_and_await_with_futex_parking() {
                         };
                         let reply = match i % 3 {
                             0 => client.call(request).unwrap(),
-                            1 => client.block_on(client.submit(request)).unwrap(),
+                            1 => client.block_on(client.call_async(request)).unwrap(),
                             _ => {
-                                let ticket = client.submit_waiting(request).unwrap();
+                                let ticket = client.submit(request).unwrap();
                                 client.wait(ticket).unwrap()
                             }
                         };
@@ -214,7 +214,7 @@ fn tokio_tasks_on_worker_threads_share_one_client() {
                         };
                         // Held across the `.await` on a worker thread: the
                         // future is `Send`.
-                        let reply = client.submit(request).await.unwrap();
+                        let reply = client.call_async(request).await.unwrap();
                         check(&client, seq, len, reply);
                     }
                 })

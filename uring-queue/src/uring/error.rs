@@ -10,8 +10,13 @@ use core::fmt;
 /// ```
 /// use uring_queue::uring::Error;
 ///
+/// use uring_queue::RegionError;
+///
 /// assert_eq!(Error::PeerGone.to_string(), "the peer closed, exited or restarted");
 /// assert_ne!(Error::Busy, Error::Corrupted);
+/// // A region error reads as itself.
+/// let e = Error::Region(RegionError::Misaligned { align: 128 });
+/// assert_eq!(e.to_string(), "region is not aligned to 128 bytes");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Error {
@@ -60,19 +65,15 @@ impl fmt::Display for Error {
             Self::CompletionRingFull => f.write_str("the completion ring is full"),
             Self::NotReady => f.write_str("the reply has not arrived yet"),
             Self::Foreign => f.write_str("block or ticket of another connection"),
-            Self::Region(e) => write!(f, "region: {e}"),
+            // The region's own message says what went wrong with it.
+            Self::Region(e) => fmt::Display::fmt(e, f),
         }
     }
 }
 
-impl core::error::Error for Error {
-    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
-        match self {
-            Self::Region(e) => Some(e),
-            _ => None,
-        }
-    }
-}
+// No `source`: the one wrapping variant, `Region`, shows its cause in its
+// own message already.
+impl core::error::Error for Error {}
 
 impl From<RegionError> for Error {
     fn from(e: RegionError) -> Self {

@@ -49,10 +49,18 @@ impl Futex {
     ///
     /// # Examples
     ///
-    /// See [`Futex`].
-    ///
     /// ```
-    /// # let _ = uring_queue::uring::Futex::new();
+    /// # #[cfg(not(miri))] { // Miri cannot make these system calls.
+    /// use core::time::Duration;
+    /// use uring_queue::uring::{Futex, Notifier, WakeFlag};
+    ///
+    /// let futex = Futex::new();
+    /// let flag = WakeFlag::new();
+    /// // Not armed: the wait returns at once, whatever the timeout.
+    /// futex.wait(&flag, Duration::from_secs(3600));
+    /// // Nobody waits: a wake-up finds no one, and is harmless.
+    /// futex.wake(&flag);
+    /// # }
     /// ```
     pub fn new() -> Self {
         Self {
@@ -61,6 +69,8 @@ impl Futex {
     }
 }
 
+/// The flag's word as `core`'s atomic, the type rustix's futex calls take
+/// (the crate's `loom` facade would give `portable-atomic`'s).
 fn word(flag: &WakeFlag) -> &core::sync::atomic::AtomicU32 {
     // SAFETY: the flag is a `u32` word, aligned, only ever accessed
     // atomically, and valid for the borrow of `flag`.

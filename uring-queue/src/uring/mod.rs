@@ -3,11 +3,15 @@
 //! client) in one region, each entry tagged with a `user_data` word, large
 //! bodies passed as blocks of a payload area in the same region.
 //!
+//! - **Four ways to send.** [`Client::try_submit`] (never blocks; a
+//!   [`Ticket`], or the request back), [`Client::submit`] (blocks for a
+//!   credit; a `Ticket`), [`Client::call`] (blocks for the reply) and
+//!   [`Client::call_async`] (a future of the reply, on any executor).
 //! - **Tags and the in-flight table.** The client keeps a fixed table of `N`
 //!   slots (no allocation); a request's tag is its slot index and the slot's
 //!   generation, so completions reach their submitter in any order, and a
 //!   tag is never reused while its request is in flight. A cancelled request
-//!   (a dropped [`Submit`] future) keeps its slot until the completion
+//!   (a dropped [`Call`] future) keeps its slot until the completion
 //!   arrives, which is then discarded.
 //! - **Credits.** The client never has more requests in flight than the
 //!   completion ring holds, so the server can always post a completion
@@ -17,7 +21,7 @@
 //!   wakes it only when the flag is armed, so the busy path makes no system
 //!   call.
 //! - **Sharing.** The [`Client`] is `Sync`: threads and tasks share one,
-//!   and its [`Submit`] futures are `Send`. Its state sits behind a short
+//!   and its [`Call`] futures are `Send`. Its state sits behind a short
 //!   spin lock; one thread at a time parks on the client's wake flag and
 //!   drains, the others park on flags of their own and are woken when their
 //!   reply is routed.
@@ -51,24 +55,39 @@
 //! ```
 
 mod client;
+#[cfg(not(loom))]
+mod connection;
 mod entry;
 mod error;
+// Not built under loom: the futex is a system call on a real word, and the
+// region layout keeps its atomics in a region of bytes, where loom's
+// atomics cannot live. Loom models the connection over in-process rings.
 #[cfg(all(feature = "std", target_os = "linux", not(loom)))]
 mod futex;
-mod payload;
 #[cfg(not(loom))]
-mod region;
+mod layout;
+mod link;
+mod liveness;
+mod options;
+mod park;
+mod payload;
+mod request;
 mod server;
-mod sync;
+mod table;
 mod wake;
 
-pub use client::{Client, Reply, Request, Submit, Ticket};
+pub use client::{Call, Client};
+#[cfg(not(loom))]
+pub use connection::{URING_ALIGN, Uring};
 pub use entry::{Cqe, Sqe};
 pub use error::{Error, Rejected};
 #[cfg(all(feature = "std", target_os = "linux", not(loom)))]
 pub use futex::Futex;
-pub use payload::{BLOCK_ALIGN, Block};
 #[cfg(not(loom))]
-pub use region::{Config, URING_ALIGN, URING_MAGIC, URING_VERSION, Uring};
+pub use layout::{Config, URING_MAGIC, URING_VERSION};
+pub use link::Link;
+pub use options::Options;
+pub use payload::{BLOCK_ALIGN, Block};
+pub use request::{Reply, Request, Ticket};
 pub use server::{Incoming, Server};
-pub use wake::{Link, Notifier, Options, Spin, WakeFlag};
+pub use wake::{Notifier, Spin, WakeFlag};

@@ -2,9 +2,12 @@
 //! and posts completions in any order.
 
 use super::entry::{Cqe, Sqe};
+use super::link::Link;
+use super::liveness::Watch;
+use super::park;
 use super::payload::{Area, Span};
-use super::wake::{Link, Notifier, Options, Watch};
-use super::{Error, Rejected};
+use super::wake::Notifier;
+use super::{Error, Options, Rejected};
 use crate::{Consumer, Producer};
 use core::fmt;
 
@@ -44,10 +47,20 @@ impl Incoming {
     ///
     /// # Examples
     ///
-    /// See [`Ticket::user_data`](super::Ticket::user_data).
-    ///
     /// ```
-    /// # let _ = uring_queue::uring::Incoming::user_data;
+    /// # use uring_queue::uring::{Config, Request, Spin, Uring};
+    /// # use uring_queue::Region;
+    /// # #[repr(C, align(128))]
+    /// # struct Mem([u8; 8192]);
+    /// # let mut mem = Box::new(Mem([0; 8192]));
+    /// # let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 1024)).unwrap();
+    /// # let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
+    /// let ticket = client.try_submit(Request::new(7)).unwrap();
+    /// let incoming = server.try_recv().unwrap().unwrap();
+    /// // The client's tag, as it sent it.
+    /// assert_eq!(incoming.user_data(), ticket.user_data());
+    /// # server.complete(incoming, 0, 0).unwrap();
+    /// # client.wait(ticket).unwrap();
     /// ```
     pub fn user_data(&self) -> u64 {
         self.user_data
@@ -57,10 +70,16 @@ impl Incoming {
     ///
     /// # Examples
     ///
-    /// See [`Incoming`].
-    ///
     /// ```
-    /// # let _ = uring_queue::uring::Incoming::opcode;
+    /// # use uring_queue::uring::{Config, Request, Spin, Uring};
+    /// # use uring_queue::Region;
+    /// # #[repr(C, align(128))]
+    /// # struct Mem([u8; 8192]);
+    /// # let mut mem = Box::new(Mem([0; 8192]));
+    /// # let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 1024)).unwrap();
+    /// # let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
+    /// client.try_submit(Request::new(7)).unwrap();
+    /// assert_eq!(server.try_recv().unwrap().unwrap().opcode(), 7);
     /// ```
     pub fn opcode(&self) -> u32 {
         self.opcode
@@ -70,10 +89,16 @@ impl Incoming {
     ///
     /// # Examples
     ///
-    /// See [`Incoming`].
-    ///
     /// ```
-    /// # let _ = uring_queue::uring::Incoming::flags;
+    /// # use uring_queue::uring::{Config, Request, Spin, Uring};
+    /// # use uring_queue::Region;
+    /// # #[repr(C, align(128))]
+    /// # struct Mem([u8; 8192]);
+    /// # let mut mem = Box::new(Mem([0; 8192]));
+    /// # let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 1024)).unwrap();
+    /// # let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
+    /// client.try_submit(Request::new(7).with_flags(0b101)).unwrap();
+    /// assert_eq!(server.try_recv().unwrap().unwrap().flags(), 0b101);
     /// ```
     pub fn flags(&self) -> u32 {
         self.flags
@@ -83,10 +108,19 @@ impl Incoming {
     ///
     /// # Examples
     ///
-    /// See [`Incoming`].
-    ///
     /// ```
-    /// # let _ = uring_queue::uring::Incoming::payload_len;
+    /// # use uring_queue::uring::{Config, Request, Spin, Uring};
+    /// # use uring_queue::Region;
+    /// # #[repr(C, align(128))]
+    /// # struct Mem([u8; 8192]);
+    /// # let mut mem = Box::new(Mem([0; 8192]));
+    /// # let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 1024)).unwrap();
+    /// # let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
+    /// let body = client.alloc(100).unwrap();
+    /// client.try_submit(Request::new(1).with_payload(body)).unwrap();
+    /// let incoming = server.try_recv().unwrap().unwrap();
+    /// assert_eq!(incoming.payload_len(), 100);
+    /// assert_eq!(server.payload(&incoming).unwrap().len(), 100);
     /// ```
     pub fn payload_len(&self) -> usize {
         self.payload.len as usize
@@ -97,10 +131,21 @@ impl Incoming {
     ///
     /// # Examples
     ///
-    /// See [`Incoming`].
-    ///
     /// ```
-    /// # let _ = uring_queue::uring::Incoming::response_capacity;
+    /// # use uring_queue::uring::{Config, Request, Spin, Uring};
+    /// # use uring_queue::Region;
+    /// # #[repr(C, align(128))]
+    /// # struct Mem([u8; 8192]);
+    /// # let mut mem = Box::new(Mem([0; 8192]));
+    /// # let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 1024)).unwrap();
+    /// # let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
+    /// let out = client.alloc(16).unwrap();
+    /// client.try_submit(Request::new(1).with_response(out)).unwrap();
+    /// let incoming = server.try_recv().unwrap().unwrap();
+    /// assert_eq!(incoming.response_capacity(), 16);
+    /// // More than the block holds is refused, and the request comes back.
+    /// let back = server.complete(incoming, 0, 17).unwrap_err();
+    /// server.complete(back.value, 0, 16).unwrap();
     /// ```
     pub fn response_capacity(&self) -> usize {
         self.response.len as usize
@@ -122,11 +167,38 @@ impl Incoming {
 ///
 /// # Examples
 ///
-/// See [`Client`](super::Client) and
-/// [`Client::from_rings`](super::Client::from_rings).
+/// A server thread answering until its client goes away:
 ///
 /// ```
-/// # let _ = uring_queue::uring::Server::<uring_queue::uring::Spin>::recv;
+/// use uring_queue::uring::{Config, Error, Request, Spin, Uring};
+/// use uring_queue::Region;
+///
+/// #[repr(C, align(128))]
+/// struct Mem([u8; 8192]);
+/// let mut mem = Box::new(Mem([0; 8192]));
+/// let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 0)).unwrap();
+/// let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
+/// std::thread::scope(|s| {
+///     let served = s.spawn(move || {
+///         let mut served = 0;
+///         loop {
+///             match server.recv() {
+///                 Ok(incoming) => {
+///                     let op = incoming.opcode() as i32;
+///                     server.complete(incoming, -op, 0).unwrap();
+///                     served += 1;
+///                 }
+///                 Err(Error::PeerGone) => return served,
+///                 Err(e) => panic!("{e}"),
+///             }
+///         }
+///     });
+///     for op in 1..=3 {
+///         assert_eq!(client.call(Request::new(op)).unwrap().result, -(op as i32));
+///     }
+///     drop(client);
+///     assert_eq!(served.join().unwrap(), 3);
+/// });
 /// ```
 pub struct Server<'a, W: Notifier, const K: usize = 1> {
     sq: Consumer<'a, Sqe, K>,
@@ -156,10 +228,23 @@ impl<'a, W: Notifier, const K: usize> Server<'a, W, K> {
     ///
     /// # Examples
     ///
-    /// See [`Client::from_rings`](super::Client::from_rings).
-    ///
     /// ```
-    /// # let _ = uring_queue::uring::Server::<uring_queue::uring::Spin>::from_rings;
+    /// # #[cfg(feature = "alloc")] {
+    /// use uring_queue::HeapRing;
+    /// use uring_queue::uring::{Client, Link, Request, Server, Spin};
+    ///
+    /// let link = Link::new();
+    /// let (sq_tx, sq_rx) = HeapRing::new(4).unwrap();
+    /// let (cq_tx, cq_rx) = HeapRing::new(4).unwrap();
+    /// let mut server = Server::from_rings(sq_rx, cq_tx, &link, Spin);
+    /// let client = Client::<4, _>::from_rings(sq_tx, cq_rx, &link, Spin);
+    /// let ticket = client.try_submit(Request::new(3)).unwrap();
+    /// // No payload area: opcode and flags only.
+    /// let incoming = server.recv().unwrap();
+    /// assert_eq!((incoming.opcode(), incoming.payload_len()), (3, 0));
+    /// server.complete(incoming, 30, 0).unwrap();
+    /// assert_eq!(client.wait(ticket).unwrap().result, 30);
+    /// # }
     /// ```
     pub fn from_rings(
         sq: Consumer<'a, Sqe, K>,
@@ -217,10 +302,17 @@ impl<'a, W: Notifier, const K: usize> Server<'a, W, K> {
     ///
     /// # Examples
     ///
-    /// See [`set_options`](Self::set_options).
-    ///
     /// ```
-    /// # let _ = uring_queue::uring::Server::<uring_queue::uring::Spin>::options;
+    /// # use uring_queue::uring::{Config, Spin, Uring};
+    /// # use uring_queue::Region;
+    /// # #[repr(C, align(128))]
+    /// # struct Mem([u8; 8192]);
+    /// # let mut mem = Box::new(Mem([0; 8192]));
+    /// # let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 0)).unwrap();
+    /// use uring_queue::uring::Options;
+    ///
+    /// let server = uring.into_server(Spin);
+    /// assert_eq!(server.options(), Options::default());
     /// ```
     pub fn options(&self) -> Options {
         self.options
@@ -319,46 +411,28 @@ impl<'a, W: Notifier, const K: usize> Server<'a, W, K> {
     /// # }
     /// ```
     pub fn recv(&mut self) -> Result<Incoming, Error> {
-        'outer: loop {
+        loop {
             if let Some(incoming) = self.try_recv()? {
                 return Ok(incoming);
             }
             if self.watch.is_gone() {
                 return Err(Error::PeerGone);
             }
-            for i in 0..self.options.spin {
-                if !self.sq.is_empty() {
-                    continue 'outer;
-                }
-                super::sync::spin_step(i, self.options.yield_every);
-            }
-            let own = &self.link.server;
-            self.publish_inbound();
-            own.wake.arm();
-            if !self.sq.is_empty() {
-                own.wake.disarm();
-                continue;
-            }
-            // The client's close, like its pushes, comes before its wake-up:
-            // one that closed before the flag went up did not wake us, so
-            // look now (the fence in `arm` orders this load after the flag)
-            // instead of sleeping out a park timeout.
             let options = self.options;
-            if !self
-                .watch
-                .check(&self.link.client, &self.notifier, &options, false)
-            {
-                own.wake.disarm();
+            if park::spin(&options, || !self.sq.is_empty()) {
                 continue;
             }
-            own.beat();
-            self.notifier.wait(&own.wake, self.options.park_timeout);
-            own.wake.disarm();
-            if self.sq.is_empty() {
-                let options = self.options;
-                self.watch
-                    .check(&self.link.client, &self.notifier, &options, true);
-            }
+            self.publish_inbound();
+            // Whatever the round ends with, the loop looks again: requests
+            // the client sent before it went away are still delivered.
+            let _ = park::park_round(
+                &self.link.server,
+                &self.link.client,
+                &self.notifier,
+                &options,
+                &mut self.watch,
+                || !self.sq.is_empty(),
+            );
         }
     }
 
@@ -378,10 +452,19 @@ impl<'a, W: Notifier, const K: usize> Server<'a, W, K> {
     ///
     /// # Examples
     ///
-    /// See [`Uring`](super::Uring).
-    ///
     /// ```
-    /// # let _ = uring_queue::uring::Server::<uring_queue::uring::Spin>::payload;
+    /// # use uring_queue::uring::{Config, Request, Spin, Uring};
+    /// # use uring_queue::Region;
+    /// # #[repr(C, align(128))]
+    /// # struct Mem([u8; 8192]);
+    /// # let mut mem = Box::new(Mem([0; 8192]));
+    /// # let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 1024)).unwrap();
+    /// # let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
+    /// let mut body = client.alloc(5).unwrap();
+    /// client.bytes_mut(&mut body).unwrap().copy_from_slice(b"hello");
+    /// client.try_submit(Request::new(1).with_payload(body)).unwrap();
+    /// let incoming = server.try_recv().unwrap().unwrap();
+    /// assert_eq!(server.payload(&incoming).unwrap(), b"hello");
     /// ```
     pub fn payload(&self, incoming: &Incoming) -> Result<&[u8], Error> {
         self.check_owner(incoming)?;
@@ -401,10 +484,21 @@ impl<'a, W: Notifier, const K: usize> Server<'a, W, K> {
     ///
     /// # Examples
     ///
-    /// See [`Uring`](super::Uring).
-    ///
     /// ```
-    /// # let _ = uring_queue::uring::Server::<uring_queue::uring::Spin>::response_mut;
+    /// # use uring_queue::uring::{Config, Request, Spin, Uring};
+    /// # use uring_queue::Region;
+    /// # #[repr(C, align(128))]
+    /// # struct Mem([u8; 8192]);
+    /// # let mut mem = Box::new(Mem([0; 8192]));
+    /// # let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 1024)).unwrap();
+    /// # let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
+    /// let out = client.alloc(4).unwrap();
+    /// let ticket = client.try_submit(Request::new(1).with_response(out)).unwrap();
+    /// let incoming = server.try_recv().unwrap().unwrap();
+    /// server.response_mut(&incoming).unwrap().copy_from_slice(b"pong");
+    /// server.complete(incoming, 0, 4).unwrap();
+    /// let reply = client.wait(ticket).unwrap();
+    /// assert_eq!(client.response(&reply).unwrap(), b"pong");
     /// ```
     pub fn response_mut(&mut self, incoming: &Incoming) -> Result<&mut [u8], Error> {
         self.check_owner(incoming)?;
@@ -422,10 +516,27 @@ impl<'a, W: Notifier, const K: usize> Server<'a, W, K> {
     ///
     /// # Examples
     ///
-    /// See [`Uring`](super::Uring).
-    ///
     /// ```
-    /// # let _ = uring_queue::uring::Server::<uring_queue::uring::Spin>::buffers;
+    /// # use uring_queue::uring::{Config, Request, Spin, Uring};
+    /// # use uring_queue::Region;
+    /// # #[repr(C, align(128))]
+    /// # struct Mem([u8; 8192]);
+    /// # let mut mem = Box::new(Mem([0; 8192]));
+    /// # let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 1024)).unwrap();
+    /// # let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
+    /// let mut body = client.alloc(3).unwrap();
+    /// client.bytes_mut(&mut body).unwrap().copy_from_slice(b"abc");
+    /// let out = client.alloc(3).unwrap();
+    /// let request = Request::new(1).with_payload(body).with_response(out);
+    /// let ticket = client.try_submit(request).unwrap();
+    /// let incoming = server.try_recv().unwrap().unwrap();
+    /// // Read the body while writing the response, in place.
+    /// let (body, out) = server.buffers(&incoming).unwrap();
+    /// out.copy_from_slice(body);
+    /// out.reverse();
+    /// server.complete(incoming, 0, 3).unwrap();
+    /// let reply = client.wait(ticket).unwrap();
+    /// assert_eq!(client.response(&reply).unwrap(), b"cba");
     /// ```
     pub fn buffers(&mut self, incoming: &Incoming) -> Result<(&[u8], &mut [u8]), Error> {
         self.check_owner(incoming)?;
@@ -521,10 +632,24 @@ impl<'a, W: Notifier, const K: usize> Server<'a, W, K> {
     ///
     /// # Examples
     ///
-    /// See [`Client`](super::Client).
-    ///
     /// ```
-    /// # let _ = uring_queue::uring::Server::<uring_queue::uring::Spin>::handle::<fn(&uring_queue::uring::Incoming, &[u8], &mut [u8]) -> (i32, usize)>;
+    /// # use uring_queue::uring::{Config, Request, Spin, Uring};
+    /// # use uring_queue::Region;
+    /// # #[repr(C, align(128))]
+    /// # struct Mem([u8; 8192]);
+    /// # let mut mem = Box::new(Mem([0; 8192]));
+    /// # let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 1024)).unwrap();
+    /// # let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
+    /// use uring_queue::uring::Error;
+    ///
+    /// let out = client.alloc(2).unwrap();
+    /// let ticket = client.try_submit(Request::new(9).with_response(out)).unwrap();
+    /// // The handler claims 3 response bytes of a 2-byte block: the request
+    /// // is completed without response bytes, and the error reported.
+    /// let handled = server.handle(|incoming, _body, _out| (incoming.opcode() as i32, 3));
+    /// assert_eq!(handled, Err(Error::TooLarge { max: 2 }));
+    /// let reply = client.wait(ticket).unwrap();
+    /// assert_eq!((reply.result, reply.response_len()), (9, 0));
     /// ```
     pub fn handle<F>(&mut self, handler: F) -> Result<(), Error>
     where

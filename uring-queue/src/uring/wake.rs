@@ -1,6 +1,5 @@
-//! Wake-ups without busy spinning: the per-side "needs wakeup" flag, the
-//! [`Notifier`] that parks and wakes, and the shared control words of a
-//! connection ([`Link`]).
+//! Wake-ups without busy spinning: the per-side "needs wakeup" flag and
+//! the [`Notifier`] that parks and wakes.
 //!
 //! The handshake (checked by `tests/loom_uring.rs`):
 //!
@@ -18,7 +17,8 @@
 //! that has not yet reached `wait` returns from it at once (the word is no
 //! longer `ARMED`): no wake-up is lost even without the kernel's help.
 
-use super::sync::{AtomicU32, Ordering, fence};
+use crate::loom::hint;
+use crate::loom::sync::atomic::{AtomicU32, Ordering, fence};
 use core::fmt;
 use core::time::Duration;
 
@@ -144,6 +144,27 @@ impl WakeFlag {
         true
     }
 
+    /// The waiter's half of the handshake, in one place for every waiter:
+    /// arms the flag, asks `before_sleep` (which re-checks the inbound ring,
+    /// and whatever else must be looked at after the flag is up) whether to
+    /// skip the wait, waits through `notifier` for at most `timeout` unless
+    /// told to skip, and disarms. Returns whether the wait was skipped.
+    #[inline]
+    pub(crate) fn park<W: Notifier + ?Sized>(
+        &self,
+        notifier: &W,
+        timeout: Duration,
+        before_sleep: impl FnOnce() -> bool,
+    ) -> bool {
+        self.arm();
+        let skip = before_sleep();
+        if !skip {
+            notifier.wait(self, timeout);
+        }
+        self.disarm();
+        skip
+    }
+
     /// The word's address, for a [`Notifier`] that hands it to the kernel
     /// (a futex). Only ever accessed atomically.
     ///
@@ -153,9 +174,11 @@ impl WakeFlag {
     /// let flag = uring_queue::uring::WakeFlag::new();
     /// assert!(!flag.as_ptr().is_null());
     /// ```
-    #[cfg(not(loom))]
     pub fn as_ptr(&self) -> *mut u32 {
-        self.0.as_ptr()
+        // The flag is a `repr(transparent)` atomic word, and the atomics of
+        // `core` and `portable-atomic` are a `u32` in memory. (Under loom the
+        // word is loom's model of one, which no kernel is handed.)
+        core::ptr::from_ref(self).cast::<u32>().cast_mut()
     }
 }
 
@@ -232,263 +255,8 @@ pub struct Spin;
 
 impl Notifier for Spin {
     fn wait(&self, _flag: &WakeFlag, _timeout: Duration) {
-        super::sync::spin_loop();
+        hint::spin_loop();
     }
 
     fn wake(&self, _flag: &WakeFlag) {}
-}
-
-/// How long a side spins and parks, and when a silent peer counts as gone.
-///
-/// # Examples
-///
-/// ```
-/// use core::time::Duration;
-/// use uring_queue::uring::Options;
-///
-/// let o = Options { stale_after: Some(100), ..Options::default() };
-/// assert_eq!(o.park_timeout, Duration::from_millis(10));
-/// assert_eq!(o.stale_after, Some(100));
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Options {
-    /// Checks of the inbound ring before arming the wake flag and parking.
-    /// Default: 4096.
-    pub spin: u32,
-    /// With `std`: while spinning, give the CPU to another thread
-    /// (`yield_now`) after every this many checks; 0 never yields.
-    ///
-    /// Default: 64 when this process may run on one CPU only
-    /// (`available_parallelism` is 1: pinned, or a cgroup quota of one CPU),
-    /// else 0. A pinned side cannot tell whether its peer is pinned to the
-    /// same CPU, where a plain spin would keep the peer from answering until
-    /// the scheduler preempts it; with a CPU of its own the peer answers
-    /// within the first checks, and a yield with nothing else to run
-    /// returns at once.
-    pub yield_every: u32,
-    /// Longest single park; the liveness checks run after each.
-    pub park_timeout: Duration,
-    /// The peer is gone once its heartbeat word has not moved for this many
-    /// consecutive empty park rounds. `None`: heartbeats are not watched
-    /// (close flags, epochs and the [`Notifier`]'s process view still are).
-    /// A side beats once per park round and once per request it submits
-    /// (client) or receives (server), so choose more rounds than the
-    /// longest request takes to handle.
-    pub stale_after: Option<u32>,
-}
-
-/// How often a spinning side yields by default: only when this process
-/// may run on one CPU only, where its peer may need that very CPU.
-fn default_yield_every() -> u32 {
-    // Not under Miri, which models one CPU and has no scheduler to yield to.
-    #[cfg(all(feature = "std", not(loom), not(miri)))]
-    {
-        static ONE_CPU: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        let one_cpu = *ONE_CPU
-            .get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() == 1));
-        if one_cpu {
-            return 64;
-        }
-    }
-    0
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Self {
-            spin: 1 << 12,
-            yield_every: default_yield_every(),
-            park_timeout: Duration::from_millis(10),
-            stale_after: None,
-        }
-    }
-}
-
-/// The words one side owns in shared memory, on lines of their own.
-///
-/// The heartbeat, stored on every request, has a line to itself: the peer
-/// reads the wake flag on every push it makes, and a heartbeat beside it
-/// would take that line away from the peer's cache at every beat.
-#[repr(C, align(128))]
-pub(crate) struct SideLine {
-    /// Futex word: armed while this side parks.
-    pub(crate) wake: WakeFlag,
-    /// 1 once this side closed (dropped) its end.
-    pub(crate) closed: AtomicU32,
-    /// Bumped each time a new instance attaches as this side.
-    pub(crate) epoch: AtomicU32,
-    /// The attached process's id, 0 if unknown.
-    pub(crate) pid: AtomicU32,
-    /// Bumped as this side parks and works.
-    pub(crate) heartbeat: Beat,
-}
-
-/// A heartbeat word on its own 128-byte line.
-#[repr(C, align(128))]
-pub(crate) struct Beat(pub(crate) AtomicU32);
-
-impl SideLine {
-    fn new() -> Self {
-        Self {
-            wake: WakeFlag::new(),
-            closed: AtomicU32::new(0),
-            epoch: AtomicU32::new(0),
-            pid: AtomicU32::new(0),
-            heartbeat: Beat(AtomicU32::new(0)),
-        }
-    }
-
-    /// Fresh words, stored atomically (a peer may already map the region).
-    #[cfg(not(loom))]
-    pub(crate) fn reset(&self) {
-        for word in [
-            &self.wake.0,
-            &self.closed,
-            &self.epoch,
-            &self.pid,
-            &self.heartbeat.0,
-        ] {
-            word.store(0, Ordering::Relaxed);
-        }
-    }
-
-    /// A new instance takes this side: returns its epoch.
-    pub(crate) fn open(&self, pid: u32) -> u32 {
-        self.pid.store(pid, Ordering::Relaxed);
-        self.closed.store(0, Ordering::Relaxed);
-        let mut epoch = self.epoch.load(Ordering::Relaxed).wrapping_add(1);
-        if epoch == 0 {
-            epoch = 1;
-        }
-        // Release: a peer that sees the new epoch sees the pid and flag too.
-        self.epoch.store(epoch, Ordering::Release);
-        epoch
-    }
-
-    pub(crate) fn beat(&self) {
-        let beat = self.heartbeat.0.load(Ordering::Relaxed).wrapping_add(1);
-        self.heartbeat.0.store(beat, Ordering::Relaxed);
-    }
-
-    pub(crate) fn close(&self) {
-        // Release: everything this side published before is visible to a
-        // peer that sees the flag.
-        self.closed.store(1, Ordering::Release);
-    }
-}
-
-/// The control words of one connection: a client line and a server line,
-/// each with its "needs wakeup" flag, close flag, heartbeat, epoch and
-/// process id. Inside a [`Uring`](super::Uring) region it sits in shared
-/// memory; for a connection within one process it can live anywhere.
-///
-/// # Examples
-///
-/// ```
-/// use uring_queue::uring::Link;
-///
-/// let link = Link::new();
-/// // Two lines of 128 bytes a side (the heartbeat on its own): neither
-/// // side's stores touch the other's lines.
-/// assert_eq!(core::mem::size_of::<Link>(), 512);
-/// # let _ = link;
-/// ```
-#[repr(C)]
-pub struct Link {
-    pub(crate) client: SideLine,
-    pub(crate) server: SideLine,
-}
-
-impl fmt::Debug for Link {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Link")
-            .field("client_epoch", &self.client.epoch.load(Ordering::Relaxed))
-            .field("server_epoch", &self.server.epoch.load(Ordering::Relaxed))
-            .finish_non_exhaustive()
-    }
-}
-
-impl Default for Link {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Link {
-    /// Fresh control words: no side attached.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let link = uring_queue::uring::Link::new();
-    /// assert!(format!("{link:?}").contains("client_epoch: 0"));
-    /// ```
-    pub fn new() -> Self {
-        Self {
-            client: SideLine::new(),
-            server: SideLine::new(),
-        }
-    }
-}
-
-/// One side's view of its peer's liveness words.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Watch {
-    epoch: u32,
-    beat: u32,
-    silent_rounds: u32,
-    gone: bool,
-}
-
-impl Watch {
-    pub(crate) fn new(peer: &SideLine) -> Self {
-        Self {
-            epoch: peer.epoch.load(Ordering::Acquire),
-            beat: peer.heartbeat.0.load(Ordering::Relaxed),
-            silent_rounds: 0,
-            gone: false,
-        }
-    }
-
-    pub(crate) fn is_gone(&self) -> bool {
-        self.gone
-    }
-
-    /// Whether the peer still looks alive. `parked` says this check follows
-    /// an empty park round (the only time heartbeats are judged).
-    pub(crate) fn check<W: Notifier + ?Sized>(
-        &mut self,
-        peer: &SideLine,
-        notifier: &W,
-        options: &Options,
-        parked: bool,
-    ) -> bool {
-        if self.gone {
-            return false;
-        }
-        let epoch = peer.epoch.load(Ordering::Acquire);
-        if self.epoch == 0 {
-            // The peer had not attached when we did: adopt its first epoch.
-            self.epoch = epoch;
-        }
-        let closed = peer.closed.load(Ordering::Acquire) != 0;
-        let restarted = epoch != self.epoch;
-        let exited = parked && {
-            let pid = peer.pid.load(Ordering::Relaxed);
-            pid != 0 && self.epoch != 0 && notifier.has_exited(pid)
-        };
-        let beat = peer.heartbeat.0.load(Ordering::Relaxed);
-        if beat != self.beat {
-            self.beat = beat;
-            self.silent_rounds = 0;
-        } else if parked {
-            self.silent_rounds = self.silent_rounds.saturating_add(1);
-        }
-        let stale = self.epoch != 0
-            && options
-                .stale_after
-                .is_some_and(|rounds| self.silent_rounds >= rounds);
-        self.gone = (self.epoch != 0 && closed) || restarted || exited || stale;
-        !self.gone
-    }
 }

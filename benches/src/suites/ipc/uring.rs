@@ -155,7 +155,7 @@ impl<'m, 'p> Connection<'m, 'p> {
     }
 }
 
-/// The blocking calls: `submit_waiting`, then `wait` per ticket.
+/// The blocking calls: `submit`, then `wait` per ticket.
 #[derive(Debug)]
 pub struct Blocking<'c, 'm, 'p> {
     conn: &'c Connection<'m, 'p>,
@@ -183,7 +183,7 @@ impl Transport for Blocking<'_, '_, '_> {
         while left > 0 {
             let k = left.min(depth);
             for _ in 0..k {
-                let ticket = client.submit_waiting(conn.request(len)?).map_err(err)?;
+                let ticket = client.submit(conn.request(len)?).map_err(err)?;
                 tickets.push(ticket);
             }
             for ticket in tickets.drain(..) {
@@ -222,10 +222,10 @@ impl Transport for Async<'_, '_, '_> {
             while left > 0 {
                 let k = left.min(depth);
                 if k == 1 {
-                    conn.check(client.submit(conn.request(len)?).await, len)?;
+                    conn.check(client.call_async(conn.request(len)?).await, len)?;
                 } else {
                     for _ in 0..k {
-                        batch.start(client.submit(conn.request(len)?)).await;
+                        batch.start(client.call_async(conn.request(len)?)).await;
                     }
                     // Each reply checked as soon as it and those before it
                     // are in, as the blocking loop checks each as it waits.

@@ -1,0 +1,100 @@
+//! The one place the crate's synchronisation primitives come from.
+//!
+//! Production code imports atomics, fences, cells, `Arc`, the spin hint and
+//! thread yields from here, never from `core` or `std` directly, so the code
+//! loom checks is the code that ships. Under `cfg(loom)` each item is loom's
+//! model-checked version; otherwise `portable_atomic`'s atomics when the
+//! `portable-atomic` feature is on, else `core`'s, and `std`'s threads when
+//! the `std` feature is on.
+//!
+//! The shape follows tokio's and maitake-sync's facades:
+//! [`sync::atomic`](self::sync) (with `fence`), `sync::Arc`, `cell::UnsafeCell`
+//! (the closure API `with` / `with_mut` in every build), `hint::spin_loop`,
+//! [`thread`] and [`model`].
+//!
+//! Not part of the crate's API: [`model`], [`thread`] and the test
+//! primitives in [`sync`] are public (and hidden from the docs) only so that
+//! the crate's own loom tests in `tests/` run the same way with and without
+//! loom.
+
+pub(crate) mod cell;
+pub mod sync;
+
+/// Busy-wait hints.
+pub(crate) mod hint {
+    /// One step of a busy wait. Under loom a yield, so that a model with a
+    /// spinning thread still lets the other threads run.
+    #[cfg(loom)]
+    pub(crate) use loom::hint::spin_loop;
+
+    /// One step of a busy wait.
+    #[cfg(not(loom))]
+    pub(crate) use core::hint::spin_loop;
+}
+
+/// Threads: loom's under `cfg(loom)`, else `std`'s (feature `std`).
+pub mod thread {
+    #[cfg(loom)]
+    pub use loom::thread::{JoinHandle, spawn, yield_now};
+
+    #[cfg(all(not(loom), feature = "std"))]
+    pub use std::thread::{JoinHandle, spawn, yield_now};
+
+    /// Gives the CPU to another thread. Without `std` there is no scheduler
+    /// to give it to: one spin-loop hint.
+    #[cfg(all(not(loom), not(feature = "std")))]
+    #[inline]
+    pub fn yield_now() {
+        core::hint::spin_loop();
+    }
+
+    /// Whether this process may run on one CPU only (`available_parallelism`
+    /// is 1: pinned, or a cgroup quota of one CPU), where a spinning thread
+    /// keeps the CPU from the thread it waits for. Asked once, then cached.
+    ///
+    /// `false` without `std` (nothing to ask), under loom (models do not
+    /// depend on the machine) and under Miri (which models one CPU and has no
+    /// scheduler to yield to).
+    pub(crate) fn on_one_cpu() -> bool {
+        #[cfg(all(feature = "std", not(loom), not(miri)))]
+        {
+            static ONE_CPU: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+            *ONE_CPU
+                .get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() == 1))
+        }
+        #[cfg(not(all(feature = "std", not(loom), not(miri))))]
+        false
+    }
+}
+
+/// Runs a model: under loom, `f` in every interleaving loom explores;
+/// otherwise `f` once, on this thread.
+#[cfg(loom)]
+pub use loom::model;
+
+/// Runs a model: under loom, `f` in every interleaving loom explores;
+/// otherwise (this build) `f` once, on this thread. The bounds are loom's,
+/// so a model that builds one way builds the other.
+#[cfg(not(loom))]
+pub fn model<F>(f: F)
+where
+    F: Fn() + Sync + Send + 'static,
+{
+    f();
+}
+
+/// Defines a function that is `const` without loom and a plain `fn` under
+/// loom, whose atomics and cells have no `const` constructors (the shape of
+/// maitake-sync's `loom_const_fn!`).
+macro_rules! const_fn {
+    ($(#[$attr:meta])* $vis:vis fn $name:ident($($arg:tt)*) -> $ret:ty $body:block) => {
+        $(#[$attr])*
+        #[cfg(not(loom))]
+        $vis const fn $name($($arg)*) -> $ret $body
+
+        $(#[$attr])*
+        #[cfg(loom)]
+        $vis fn $name($($arg)*) -> $ret $body
+    };
+}
+pub(crate) use const_fn;

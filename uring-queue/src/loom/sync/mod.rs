@@ -1,0 +1,31 @@
+//! Atomics, `Arc`, and the client's lock.
+
+mod spin_lock;
+
+pub(crate) use spin_lock::SpinLock;
+
+/// Atomic words and fences.
+pub(crate) mod atomic {
+    #[cfg(loom)]
+    pub(crate) use loom::sync::atomic::{AtomicU32, Ordering, fence};
+
+    #[cfg(all(not(loom), feature = "portable-atomic"))]
+    pub(crate) use portable_atomic::{AtomicU32, Ordering, fence};
+
+    #[cfg(all(not(loom), not(feature = "portable-atomic")))]
+    pub(crate) use core::sync::atomic::{AtomicU32, Ordering, fence};
+}
+
+#[cfg(all(loom, feature = "alloc"))]
+pub use loom::sync::Arc;
+
+#[cfg(all(not(loom), feature = "alloc"))]
+pub use alloc::sync::Arc;
+
+/// For the crate's model tests: blocking primitives that loom checks.
+#[cfg(loom)]
+pub use loom::sync::{Condvar, Mutex};
+
+/// For the crate's model tests: `std`'s blocking primitives.
+#[cfg(all(not(loom), feature = "std"))]
+pub use std::sync::{Condvar, Mutex};

@@ -1,0 +1,69 @@
+//! Liveness: one side's view of whether its peer is still there, from the
+//! peer's close flag, epoch, heartbeat and process.
+
+use super::Options;
+use super::link::SideLine;
+use super::wake::Notifier;
+use crate::loom::sync::atomic::Ordering;
+
+/// One side's view of its peer's liveness words.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Watch {
+    epoch: u32,
+    beat: u32,
+    silent_rounds: u32,
+    gone: bool,
+}
+
+impl Watch {
+    pub(crate) fn new(peer: &SideLine) -> Self {
+        Self {
+            epoch: peer.epoch.load(Ordering::Acquire),
+            beat: peer.heartbeat.0.load(Ordering::Relaxed),
+            silent_rounds: 0,
+            gone: false,
+        }
+    }
+
+    pub(crate) fn is_gone(&self) -> bool {
+        self.gone
+    }
+
+    /// Whether the peer still looks alive. `parked` says this check follows
+    /// an empty park round (the only time heartbeats are judged).
+    pub(crate) fn check<W: Notifier + ?Sized>(
+        &mut self,
+        peer: &SideLine,
+        notifier: &W,
+        options: &Options,
+        parked: bool,
+    ) -> bool {
+        if self.gone {
+            return false;
+        }
+        let epoch = peer.epoch.load(Ordering::Acquire);
+        if self.epoch == 0 {
+            // The peer had not attached when we did: adopt its first epoch.
+            self.epoch = epoch;
+        }
+        let closed = peer.closed.load(Ordering::Acquire) != 0;
+        let restarted = epoch != self.epoch;
+        let exited = parked && {
+            let pid = peer.pid.load(Ordering::Relaxed);
+            pid != 0 && self.epoch != 0 && notifier.has_exited(pid)
+        };
+        let beat = peer.heartbeat.0.load(Ordering::Relaxed);
+        if beat != self.beat {
+            self.beat = beat;
+            self.silent_rounds = 0;
+        } else if parked {
+            self.silent_rounds = self.silent_rounds.saturating_add(1);
+        }
+        let stale = self.epoch != 0
+            && options
+                .stale_after
+                .is_some_and(|rounds| self.silent_rounds >= rounds);
+        self.gone = (self.epoch != 0 && closed) || restarted || exited || stale;
+        !self.gone
+    }
+}
