@@ -14,7 +14,7 @@
 //!   `uring_queue::uring` pair over a memfd, driven by its blocking and by
 //!   its async calls (see [`uring`]);
 //! - `iceoryx2`: iceoryx2 0.10 request/response, busy polling on both sides
-//!   (see [`iceoryx`]); built only with the `iceoryx2` feature, and its rows
+//!   (see the `iceoryx` module); built only with the `iceoryx2` feature, and its rows
 //!   read `NaN` (not measured) without it;
 //! - `memcpy`: no transport, one copy of the body each way in this process
 //!   (the yardstick of the 4 MiB target);
