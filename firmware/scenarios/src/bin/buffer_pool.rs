@@ -173,13 +173,9 @@ fn full_pool() -> Outcome {
     for slot in held.iter_mut() {
         *slot = Some(lend(&mut pool, 1, 1)?);
     }
-    let full = BufferError::CapacityExceeded {
-        requested: 1,
-        available: 0,
-    };
     ensure(
-        pool.try_get_writable(1) == Err(full),
-        "no slot left: CapacityExceeded",
+        pool.try_get_writable(1) == Err(BufferError::NoFreeSlot),
+        "no slot left: NoFreeSlot",
     )?;
     release(&mut held, 3);
     ensure(
