@@ -133,6 +133,9 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         let scratch: &mut [u8] = self.scratch.as_mut();
         // Kept local so the loop does not store through `self` per op.
         let mut n = Counters::default();
+        // One batch, refilled in place each round: returned by value, its
+        // table of `F` plans would be copied every round.
+        let mut batch = Batch::<F>::new();
         let mut first = 0;
         loop {
             first = next_pending(slots, first);
@@ -144,7 +147,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
                 scratch_len: scratch.len(),
                 geometry,
             };
-            let mut batch = plan_batch::<F>(slots, first, planner);
+            plan_batch(&mut batch, slots, first, planner);
             let accepted = submit(&mut self.backend, slots, scratch, &mut batch, &mut n);
             if accepted == 0 {
                 reject_pending(slots, records, first);
@@ -339,14 +342,29 @@ struct Planner {
     geometry: Geometry,
 }
 
-/// Plans one batch from slot `first` on: which slots go together into
-/// which backend op, at most `max_ops` of them.
-fn plan_batch<const F: usize>(slots: &[Slot<'_>], first: usize, planner: Planner) -> Batch<F> {
-    let mut batch = Batch {
-        plans: heapless::Vec::new(),
-        scratch_used: 0,
-        scatter: false,
-    };
+impl<const F: usize> Batch<F> {
+    /// No plans.
+    fn new() -> Self {
+        Batch {
+            plans: heapless::Vec::new(),
+            scratch_used: 0,
+            scatter: false,
+        }
+    }
+}
+
+/// Plans one batch from slot `first` on into `batch` (whose earlier plans
+/// it drops): which slots go together into which backend op, at most
+/// `max_ops` of them.
+fn plan_batch<const F: usize>(
+    batch: &mut Batch<F>,
+    slots: &[Slot<'_>],
+    first: usize,
+    planner: Planner,
+) {
+    batch.plans.clear();
+    batch.scratch_used = 0;
+    batch.scatter = false;
     let mut i = first;
     while batch.plans.len() < planner.geometry.max_ops() {
         let Some(s) = slots.get(i) else {
@@ -356,12 +374,11 @@ fn plan_batch<const F: usize>(slots: &[Slot<'_>], first: usize, planner: Planner
             i += 1;
             continue;
         }
-        let plan = plan_op(slots, i, planner, &mut batch);
+        let plan = plan_op(slots, i, planner, batch);
         i = plan.first + plan.count;
         // Cannot fail: each plan takes at least one of at most F slots.
         let _ = batch.plans.push(plan);
     }
-    batch
 }
 
 /// The backend op that starts at slot `i` (not done): the slots after it
@@ -472,7 +489,8 @@ fn submit<B: ReadBackend, const F: usize>(
 ) -> usize {
     n.backend_calls += 1;
     if batch.scatter {
-        let mut parts = planned_parts::<F>(slots, &batch.plans);
+        let mut parts = heapless::Vec::<_, F>::new();
+        planned_parts(slots, &batch.plans, &mut parts);
         call_scattered::<B, F>(backend, &mut parts, &mut batch.plans)
     } else {
         let scratch = scratch.get_mut(..batch.scratch_used).unwrap_or_default();
@@ -480,12 +498,13 @@ fn submit<B: ReadBackend, const F: usize>(
     }
 }
 
-/// The buffers of every planned slot, in plan order.
+/// The buffers of every planned slot, in plan order, pushed onto `parts`
+/// (filled in place: a table of `F` returned by value would be copied).
 fn planned_parts<'s, 'w, const F: usize>(
     slots: &'s mut [Slot<'w>],
     plans: &[Plan],
-) -> heapless::Vec<&'s mut [u8], F> {
-    let mut parts = heapless::Vec::new();
+    parts: &mut heapless::Vec<&'s mut [u8], F>,
+) {
     let mut plans = plans.iter().peekable();
     for (index, s) in slots.iter_mut().enumerate() {
         while plans.next_if(|p| p.first + p.count <= index).is_some() {}
@@ -498,7 +517,6 @@ fn planned_parts<'s, 'w, const F: usize>(
             None => break,
         }
     }
-    parts
 }
 
 /// Sends `plans` to the backend as scatter ops in one call, plan `k` (tag
