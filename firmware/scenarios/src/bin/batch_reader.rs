@@ -162,9 +162,14 @@ fn memory_batch() -> Outcome {
         reader.read_val::<u32>(8) == Ok(u32::from_le_bytes([8, 9, 10, 11])),
         "read_val",
     )?;
+    let faulted = reader.read_val::<u16>(300);
+    ensure(faulted == Err(ReadErrorKind::Unmapped), "a faulted value")?;
+    // What a firmware logs here, through the crate's `defmt` feature.
+    let logged = firmware::log::logged_bytes();
+    defmt::println!("read_val: {}, after {}", faulted, reader.counters());
     ensure(
-        reader.read_val::<u16>(300) == Err(ReadErrorKind::Unmapped),
-        "a faulted value",
+        firmware::log::logged_bytes() > logged,
+        "defmt formats the error and the counters",
     )?;
     ensure(
         reader.read_val::<u32>(510) == Err(ReadErrorKind::OutOfBounds),
