@@ -34,6 +34,7 @@ tools="$(rustc --print sysroot)/lib/rustlib/$host/bin"
 # comes from, what it is measured against (`empty`, or another row's key for
 # "on top"), and the floor row it sits on, if any.
 rows=(
+  "io_traits|io_traits|default|io-traits FixedBuffer<64>: write, refuse, hand out|io-traits/src|io_traits|empty|mem_floor"
   "ring|ring|default|uring-queue Ring<u32, 16>: push + pop|uring-queue/src|uring_queue|empty|"
   "heapless_spsc|heapless_spsc|default|heapless::spsc::Queue<u32, 16>: the same|heapless-|heapless|empty|"
   "bbqueue|bbqueue|default|bbqueue, 64 bytes: the same through a grant|bbqueue-|bbqueue|empty|"
