@@ -25,8 +25,9 @@ pub fn input<T>(value: T) -> T {
 pub fn memory() -> &'static [u8] {
     // `mut`, so that it is writable memory (`.bss`), not read-only data.
     static mut MEMORY: [u8; 256] = [0; 256];
+    let memory: *const [u8; 256] = &raw const MEMORY;
     // SAFETY: nothing writes `MEMORY`, so shared references to it are sound.
-    black_box(unsafe { &*&raw const MEMORY })
+    black_box(unsafe { &*memory })
 }
 
 #[panic_handler]
