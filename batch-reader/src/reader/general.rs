@@ -205,7 +205,8 @@ fn run_batches(
 }
 
 /// The completions of a table-full: one per op, over its records.
-#[inline]
+// Out of line: it knows no table size, so every reader shares it.
+#[inline(never)]
 fn complete_records(ops: &[ReadOp<'_>], records: &[FragRecord], done: &mut Done<'_>) {
     let mut rest = records;
     while let Some(first) = rest.first() {
