@@ -588,6 +588,7 @@ impl Iterator for Segments<'_> {
 /// assert_eq!(s.failed_bytes(), 6);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct ReadSummary {
     len: usize,
     ok: usize,

@@ -20,6 +20,7 @@
 /// # Ok::<(), batch_reader::GeometryError>(())
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Counters {
     /// Calls to the backend's `read_batch`.
     pub backend_calls: u64,

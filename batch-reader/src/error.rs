@@ -23,6 +23,7 @@ use core::fmt;
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum ReadErrorKind {
     /// The address is not mapped (no page, no sector behind it).
     Unmapped,
@@ -84,6 +85,7 @@ impl core::error::Error for ReadErrorKind {}
 /// assert_eq!(e.to_string(), "read failed after 3 bytes: address not mapped");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct PartialRead {
     /// How many bytes, from the start of the buffer, were read.
     pub valid: usize,
@@ -113,6 +115,7 @@ impl core::error::Error for PartialRead {}
 /// assert_eq!(GeometryError::ZeroOps.to_string(), "maximum ops per call is zero");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum GeometryError {
     /// The split boundary is zero or not a power of two.
     BadBoundary(u64),
@@ -154,6 +157,7 @@ impl core::error::Error for GeometryError {}
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum FaultMapError {
     /// Every slot of the fault map is taken.
     Full {

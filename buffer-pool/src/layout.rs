@@ -30,6 +30,7 @@ use crate::slot_map::sealed::{Sealed, Span};
 /// assert_eq!(pool.mode(), PoolMode::Alloc);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum PoolMode {
     /// In pool memory after every lent slice.
     Back,

@@ -137,6 +137,7 @@ impl<const N: usize, M: SlotMap> fmt::Debug for PoolStorage<N, M> {
 /// assert_eq!(STORAGE.pool().err(), Some(StorageInUse));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct StorageInUse;
 
 impl fmt::Display for StorageInUse {

@@ -17,6 +17,7 @@ use core::fmt;
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum WriteError {
     /// The sink accepted zero bytes: it is full, or closed.
     WriteZero,
@@ -66,6 +67,7 @@ impl core::error::Error for WriteError {}
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum BufferError {
     /// The buffer's fixed storage has room for only `available` more bytes of
     /// the pending message, but `requested` were asked for.

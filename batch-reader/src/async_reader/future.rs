@@ -150,8 +150,10 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
     /// The two polls of a read awaited under a run (queue it, then take its
     /// bytes) are kept small enough to inline into the caller's future;
     /// everything else goes to `poll_op_slow`, which does the same steps in
-    /// full.
-    #[inline(always)]
+    /// full. With the `small` feature it is one function that every read's
+    /// future calls, not a copy in each.
+    #[cfg_attr(not(feature = "small"), inline(always))]
+    #[cfg_attr(feature = "small", inline(never))]
     fn poll_op(
         &self,
         held: &mut Held,
@@ -427,8 +429,8 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> Future
     // Always inlined: its fast path is a few loads and stores, and a call
     // per poll, with its prologue, costs as much again. The compiler
     // otherwise decides by the size of the caller, so unrelated changes
-    // tip it either way.
-    #[inline(always)]
+    // tip it either way. With `small`, a call: `poll_op` is not inlined.
+    #[cfg_attr(not(feature = "small"), inline(always))]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         this.op.poll(this.buf, cx).map(|failure| match failure {
@@ -478,7 +480,7 @@ impl<T: FromBytes + IntoBytes, B: ReadBackend, S: AsMut<[u8]>, const N: usize, c
     type Output = Result<T, ReadErrorKind>;
 
     // Always inlined, as `ReadFuture`'s.
-    #[inline(always)]
+    #[cfg_attr(not(feature = "small"), inline(always))]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         let mut value = T::new_zeroed();

@@ -7,6 +7,8 @@
 
 use core::mem;
 
+use heapless::vec::VecView;
+
 use super::outcome::Outcome;
 use super::{Cursor, Done, Merge, Reader};
 use crate::completion::FragRecord;
@@ -63,8 +65,8 @@ pub(super) struct Plan {
 
 /// The backend ops of one call.
 #[derive(Debug)]
-struct Batch<const F: usize> {
-    plans: heapless::Vec<Plan, F>,
+struct Batch<'p> {
+    plans: &'p mut VecView<Plan>,
     /// The scratch bytes the batch's merged reads take, from the start.
     scratch_used: usize,
     /// Some merged read scatters: the batch goes as scatter ops.
@@ -102,27 +104,26 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         done: &mut Done<'_>,
     ) {
         let mut records: heapless::Vec<FragRecord, F> = heapless::Vec::new();
-        self.run_window(geometry, ops, cursor, &mut records);
+        let mut slots: heapless::Vec<Slot<'_>, F> = heapless::Vec::new();
+        let taken = fill_table(
+            geometry,
+            ops,
+            cursor,
+            records.as_mut_view(),
+            slots.as_mut_view(),
+        );
+        self.counters.add(&taken);
+        self.execute(geometry, &mut slots, &mut records);
+        drop(slots);
         complete_records(ops, &records, done);
     }
 
-    /// Splits ops from `cursor` into fragments until the table is full, then
-    /// reads them all.
-    fn run_window(
-        &mut self,
-        geometry: Geometry,
-        ops: &mut [ReadOp<'_>],
-        cursor: &mut Cursor,
-        records: &mut heapless::Vec<FragRecord, F>,
-    ) {
-        let mut slots: heapless::Vec<Slot<'_>, F> = heapless::Vec::new();
-        let taken = fill_table(geometry, ops, cursor, records, &mut slots);
-        self.counters.add(&taken);
-        self.execute(geometry, &mut slots, records);
-    }
-
     /// Reads every slot, merging neighbours, until each has its outcome:
-    /// batch after batch, each planned, submitted and applied.
+    /// batch after batch, each planned, submitted and applied. The loop
+    /// ([`run_batches`]) knows neither the reader's type nor `F`, so that
+    /// readers with other tables (an [`AsyncReader`](crate::AsyncReader)'s
+    /// beside a `Reader`'s, in one firmware) share one copy of it; only the
+    /// backend call is made here, through `submit`.
     pub(super) fn execute(
         &mut self,
         geometry: Geometry,
@@ -130,36 +131,82 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         records: &mut [FragRecord],
     ) {
         let merge = self.merge_limits(geometry);
-        let scratch: &mut [u8] = self.scratch.as_mut();
-        // Kept local so the loop does not store through `self` per op.
-        let mut n = Counters::default();
-        let mut first = 0;
-        loop {
-            first = next_pending(slots, first);
-            if first >= slots.len() {
-                break;
-            }
-            let planner = Planner {
-                merge,
-                scratch_len: scratch.len(),
-                geometry,
-            };
-            let mut batch = plan_batch::<F>(slots, first, planner);
-            let accepted = submit(&mut self.backend, slots, scratch, &mut batch, &mut n);
-            if accepted == 0 {
-                reject_pending(slots, records, first);
-                break;
-            }
-            for plan in batch.plans.iter().take(accepted) {
-                apply_plan(plan, slots, records, scratch, &mut n);
-            }
-        }
-        self.counters.add(&n);
+        let mut plans: heapless::Vec<Plan, F> = heapless::Vec::new();
+        let Reader {
+            backend,
+            scratch,
+            counters,
+            ..
+        } = self;
+        let scratch: &mut [u8] = scratch.as_mut();
+        let planner = Planner {
+            merge,
+            scratch_len: scratch.len(),
+            geometry,
+        };
+        let mut submit = |slots: &mut [Slot<'_>], scratch: &mut [u8], batch: &mut Batch<'_>| {
+            submit::<B, F>(backend, slots, scratch, batch)
+        };
+        let table = Table { slots, records };
+        let n = run_batches(planner, scratch, table, plans.as_mut_view(), &mut submit);
+        counters.add(&n);
     }
 }
 
+/// Hands one planned batch to the backend: [`submit`] at the reader's
+/// backend and `F`.
+type Submit<'s> = dyn FnMut(&mut [Slot<'_>], &mut [u8], &mut Batch<'_>) -> usize + 's;
+
+/// A window's fragments: the slots to read into and the records of what
+/// each read.
+struct Table<'t, 'w> {
+    slots: &'t mut [Slot<'w>],
+    records: &'t mut [FragRecord],
+}
+
+/// [`Reader::execute`]'s loop: batch after batch, each planned into `plans`
+/// (refilled in place: a table of plans returned by value would be copied
+/// every round), submitted and applied, until every slot has its outcome.
+/// Returns what it counted. Out of line, so that every reader shares it.
+#[inline(never)]
+fn run_batches(
+    planner: Planner,
+    scratch: &mut [u8],
+    table: Table<'_, '_>,
+    plans: &mut VecView<Plan>,
+    submit: &mut Submit<'_>,
+) -> Counters {
+    let Table { slots, records } = table;
+    // Kept local so the loop does not store through the reader per op.
+    let mut n = Counters::default();
+    let mut batch = Batch {
+        plans,
+        scratch_used: 0,
+        scatter: false,
+    };
+    let mut first = 0;
+    loop {
+        first = next_pending(slots, first);
+        if first >= slots.len() {
+            break;
+        }
+        plan_batch(&mut batch, slots, first, planner);
+        n.backend_calls += 1;
+        let accepted = submit(slots, scratch, &mut batch);
+        if accepted == 0 {
+            reject_pending(slots, records, first);
+            break;
+        }
+        for plan in batch.plans.iter().take(accepted) {
+            apply_plan(plan, slots, records, scratch, &mut n);
+        }
+    }
+    n
+}
+
 /// The completions of a table-full: one per op, over its records.
-#[inline]
+// Out of line: it knows no table size, so every reader shares it.
+#[inline(never)]
 fn complete_records(ops: &[ReadOp<'_>], records: &[FragRecord], done: &mut Done<'_>) {
     let mut rest = records;
     while let Some(first) = rest.first() {
@@ -177,12 +224,12 @@ fn complete_records(ops: &[ReadOp<'_>], records: &[FragRecord], done: &mut Done<
 /// Puts the ops from `cursor` into the table, fragment by fragment, until
 /// they are all in or the table is full, and moves `cursor` past them.
 /// Returns what they count for: ops, bytes requested and fragments.
-fn fill_table<'w, const F: usize>(
+fn fill_table<'w>(
     geometry: Geometry,
     ops: &'w mut [ReadOp<'_>],
     cursor: &mut Cursor,
-    records: &mut heapless::Vec<FragRecord, F>,
-    slots: &mut heapless::Vec<Slot<'w>, F>,
+    records: &mut VecView<FragRecord>,
+    slots: &mut VecView<Slot<'w>>,
 ) -> Counters {
     let mut n = Counters::default();
     for (op_index, op) in ops.iter_mut().enumerate().skip(cursor.op) {
@@ -236,13 +283,13 @@ fn unreadable(op: &ReadOp<'_>) -> Option<Option<ReadErrorKind>> {
 /// Splits op `op_index` from `offset` into fragments of `geometry` and
 /// puts them into the table until it is full. Returns how many it put,
 /// and whether the op is in whole.
-fn split_op<'w, const F: usize>(
+fn split_op<'w>(
     geometry: Geometry,
     op_index: usize,
     op: &'w mut ReadOp<'_>,
     mut offset: usize,
-    records: &mut heapless::Vec<FragRecord, F>,
-    slots: &mut heapless::Vec<Slot<'w>, F>,
+    records: &mut VecView<FragRecord>,
+    slots: &mut VecView<Slot<'w>>,
 ) -> (u64, Split) {
     let mut fragments = 0;
     let mut rest: &mut [u8] = op.buf.get_mut(offset..).unwrap_or(&mut []);
@@ -312,9 +359,9 @@ pub(super) fn record(op: usize, offset: usize, len: usize, outcome: Outcome) -> 
 
 /// Adds a fragment to the table (the caller has checked there is room).
 #[inline]
-pub(super) fn push<'w, const F: usize>(
-    records: &mut heapless::Vec<FragRecord, F>,
-    slots: &mut heapless::Vec<Slot<'w>, F>,
+pub(super) fn push<'w>(
+    records: &mut VecView<FragRecord>,
+    slots: &mut VecView<Slot<'w>>,
     record: FragRecord,
     slot: Slot<'w>,
 ) {
@@ -339,14 +386,13 @@ struct Planner {
     geometry: Geometry,
 }
 
-/// Plans one batch from slot `first` on: which slots go together into
-/// which backend op, at most `max_ops` of them.
-fn plan_batch<const F: usize>(slots: &[Slot<'_>], first: usize, planner: Planner) -> Batch<F> {
-    let mut batch = Batch {
-        plans: heapless::Vec::new(),
-        scratch_used: 0,
-        scatter: false,
-    };
+/// Plans one batch from slot `first` on into `batch` (whose earlier plans
+/// it drops): which slots go together into which backend op, at most
+/// `max_ops` of them.
+fn plan_batch(batch: &mut Batch<'_>, slots: &[Slot<'_>], first: usize, planner: Planner) {
+    batch.plans.clear();
+    batch.scratch_used = 0;
+    batch.scatter = false;
     let mut i = first;
     while batch.plans.len() < planner.geometry.max_ops() {
         let Some(s) = slots.get(i) else {
@@ -356,23 +402,17 @@ fn plan_batch<const F: usize>(slots: &[Slot<'_>], first: usize, planner: Planner
             i += 1;
             continue;
         }
-        let plan = plan_op(slots, i, planner, &mut batch);
+        let plan = plan_op(slots, i, planner, batch);
         i = plan.first + plan.count;
         // Cannot fail: each plan takes at least one of at most F slots.
         let _ = batch.plans.push(plan);
     }
-    batch
 }
 
 /// The backend op that starts at slot `i` (not done): the slots after it
 /// that merge with it, if it is pending and the policy merges, else it
 /// alone. Takes the scratch a merged read needs from `batch`.
-fn plan_op<const F: usize>(
-    slots: &[Slot<'_>],
-    i: usize,
-    planner: Planner,
-    batch: &mut Batch<F>,
-) -> Plan {
+fn plan_op(slots: &[Slot<'_>], i: usize, planner: Planner, batch: &mut Batch<'_>) -> Plan {
     let Planner {
         merge,
         scratch_len,
@@ -467,25 +507,25 @@ fn submit<B: ReadBackend, const F: usize>(
     backend: &mut B,
     slots: &mut [Slot<'_>],
     scratch: &mut [u8],
-    batch: &mut Batch<F>,
-    n: &mut Counters,
+    batch: &mut Batch<'_>,
 ) -> usize {
-    n.backend_calls += 1;
+    // The tables live here, sized by `F`; what fills them does not know
+    // `F`, so readers with other tables share it.
     if batch.scatter {
-        let mut parts = planned_parts::<F>(slots, &batch.plans);
-        call_scattered::<B, F>(backend, &mut parts, &mut batch.plans)
+        let mut parts = heapless::Vec::<_, F>::new();
+        planned_parts(slots, batch.plans, parts.as_mut_view());
+        let mut ops = heapless::Vec::<_, F>::new();
+        call_scattered(backend, &mut parts, batch.plans, ops.as_mut_view())
     } else {
         let scratch = scratch.get_mut(..batch.scratch_used).unwrap_or_default();
-        call_plain::<B, F>(backend, slots, scratch, &mut batch.plans)
+        let mut ops = heapless::Vec::<_, F>::new();
+        call_plain(backend, slots, scratch, batch.plans, ops.as_mut_view())
     }
 }
 
-/// The buffers of every planned slot, in plan order.
-fn planned_parts<'s, 'w, const F: usize>(
-    slots: &'s mut [Slot<'w>],
-    plans: &[Plan],
-) -> heapless::Vec<&'s mut [u8], F> {
-    let mut parts = heapless::Vec::new();
+/// The buffers of every planned slot, in plan order, pushed onto `parts`
+/// (filled in place: a table returned by value would be copied).
+fn planned_parts<'s>(slots: &'s mut [Slot<'_>], plans: &[Plan], parts: &mut VecView<&'s mut [u8]>) {
     let mut plans = plans.iter().peekable();
     for (index, s) in slots.iter_mut().enumerate() {
         while plans.next_if(|p| p.first + p.count <= index).is_some() {}
@@ -498,20 +538,20 @@ fn planned_parts<'s, 'w, const F: usize>(
             None => break,
         }
     }
-    parts
 }
 
 /// Sends `plans` to the backend as scatter ops in one call, plan `k` (tag
 /// `k`) taking the next `count` of `parts` (the planned buffers, in plan
 /// order), and stores each report's outcome in its plan. Returns how many
-/// plans the backend took. The one place a scatter batch is built.
-pub(super) fn call_scattered<B: ReadBackend, const F: usize>(
+/// plans the backend took. The one place a scatter batch is built, in
+/// `batch` (empty, with room for every plan).
+pub(super) fn call_scattered<'a, 'b, B: ReadBackend>(
     backend: &mut B,
-    parts: &mut [&mut [u8]],
+    parts: &'a mut [&'b mut [u8]],
     plans: &mut [Plan],
+    batch: &mut VecView<ScatterOp<'a, 'b>>,
 ) -> usize {
     let mut rest = parts;
-    let mut batch: heapless::Vec<ScatterOp<'_, '_>, F> = heapless::Vec::new();
     for (tag, p) in plans.iter().enumerate() {
         let Some((head, tail)) = mem::take(&mut rest).split_at_mut_checked(p.count) else {
             break;
@@ -523,21 +563,22 @@ pub(super) fn call_scattered<B: ReadBackend, const F: usize>(
             tag,
         });
     }
-    let accepted = backend.read_scattered(&mut batch, store_outcomes(plans));
+    let accepted = backend.read_scattered(batch, store_outcomes(plans));
     accepted.min(batch.len())
 }
 
 /// Sends `plans` to the backend as plain ops in one call (tag `k` for plan
 /// `k`): a fragment read alone into its own buffer, a merged read into the
 /// next `span` bytes of `scratch`. Stores each report's outcome in its plan
-/// and returns how many plans the backend took.
-fn call_plain<B: ReadBackend, const F: usize>(
+/// and returns how many plans the backend took. The batch is built in
+/// `batch` (empty, with room for every plan).
+fn call_plain<'s, B: ReadBackend>(
     backend: &mut B,
-    slots: &mut [Slot<'_>],
-    mut scratch: &mut [u8],
+    slots: &'s mut [Slot<'_>],
+    mut scratch: &'s mut [u8],
     plans: &mut [Plan],
+    batch: &mut VecView<ReadOp<'s>>,
 ) -> usize {
-    let mut batch: heapless::Vec<ReadOp<'_>, F> = heapless::Vec::new();
     let mut slot_iter = slots.iter_mut().enumerate();
     for (k, p) in plans.iter().enumerate() {
         let buf = match p.route {
@@ -557,7 +598,7 @@ fn call_plain<B: ReadBackend, const F: usize>(
         };
         let _ = batch.push(ReadOp::new(p.addr, buf, k));
     }
-    let accepted = backend.read_batch(&mut batch, store_outcomes(plans));
+    let accepted = backend.read_batch(batch, store_outcomes(plans));
     accepted.min(batch.len())
 }
 

@@ -46,7 +46,13 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
                 // Cannot fail: at most F ops.
                 let _ = parts.push(&mut *op.buf);
             }
-            call_scattered::<B, F>(&mut self.backend, &mut parts, &mut runs)
+            let mut batch = heapless::Vec::<_, F>::new();
+            call_scattered(
+                &mut self.backend,
+                &mut parts,
+                &mut runs,
+                batch.as_mut_view(),
+            )
         };
         let whole = accepted == runs.len() && runs.iter().all(|r| r.outcome.valid >= r.span);
         if !whole {
@@ -103,8 +109,8 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
                 state: State::Pending,
             };
             push(
-                &mut records,
-                &mut slots,
+                records.as_mut_view(),
+                slots.as_mut_view(),
                 record(index, 0, slot.buf.len(), unread),
                 slot,
             );

@@ -1,7 +1,8 @@
 //! What every scenario binary shares: stories that check their results and
 //! end the run through semihosting ([`story`]), the machine's interrupts
 //! ([`irq`]), and a cell that hands values to an interrupt handler
-//! ([`IrqCell`]), and a join of futures that cannot panic ([`join3`]).
+//! ([`IrqCell`]), a join of futures that cannot panic ([`join3`]), and a
+//! defmt logger that counts what it is given ([`log`]).
 //!
 //! Nothing here formats (no `core::fmt`) or indexes: the binaries must also
 //! link with the panic-never handler (feature `panic-never`), so the
@@ -10,6 +11,7 @@
 
 pub mod irq;
 mod join;
+pub mod log;
 mod panic;
 mod shared;
 pub mod story;

@@ -18,6 +18,18 @@ pub fn input<T>(value: T) -> T {
     black_box(value)
 }
 
+/// The 256 bytes the reader rows read, in `.bss` (not `.rodata`, where they
+/// would count as flash, nor made on the stack, which would link a `memset`
+/// that is the binary's and not the crate's), behind `black_box`, so the
+/// optimiser cannot see what they hold.
+pub fn memory() -> &'static [u8] {
+    // `mut`, so that it is writable memory (`.bss`), not read-only data.
+    static mut MEMORY: [u8; 256] = [0; 256];
+    let memory: *const [u8; 256] = &raw const MEMORY;
+    // SAFETY: nothing writes `MEMORY`, so shared references to it are sound.
+    black_box(unsafe { &*memory })
+}
+
 #[panic_handler]
 fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
     loop {

@@ -5,7 +5,7 @@
 #![no_std]
 #![no_main]
 
-use batch_reader::backends::{EmbeddedIoBackend, MemoryBackend};
+use batch_reader::backends::{EmbeddedIoBackend, Faulty, MemoryBackend};
 use batch_reader::{
     AsyncReader, Completion, Geometry, PartialRead, ReadBackend, ReadErrorKind, ReadOp, Reader,
 };
@@ -57,9 +57,14 @@ const GEOMETRY: Result<Geometry, batch_reader::GeometryError> = Geometry::new(So
 /// The unmapped unit of every backend here.
 const FAULT: Range<u64> = 256..320;
 
+/// The memory behind `Faulty`, which injects the fault (and, in one story,
+/// the backpressure).
+type FaultyMemory = Faulty<MemoryBackend<'static>>;
+
 /// The one place the scenario builds a memory backend with a fault.
-fn faulty_memory() -> Result<MemoryBackend<'static>, &'static str> {
-    let mut backend = MemoryBackend::new(&MEM, GEOMETRY.map_err(|_| "the geometry is valid")?);
+fn faulty_memory() -> Result<FaultyMemory, &'static str> {
+    let memory = MemoryBackend::new(&MEM, GEOMETRY.map_err(|_| "the geometry is valid")?);
+    let mut backend = Faulty::new(memory);
     backend
         .inject_fault(FAULT, ReadErrorKind::Unmapped)
         .map_err(|_| "the fault map has room")?;
@@ -75,7 +80,7 @@ fn holds(buf: &[u8], addr: u64) -> bool {
 #[derive(Clone, Copy, PartialEq)]
 struct Seen {
     ok: usize,
-    error: Option<(usize, ReadErrorKind)>,
+    error: Option<PartialRead>,
     fragments: usize,
 }
 
@@ -92,7 +97,7 @@ fn record(seen: &mut [Option<Seen>]) -> impl FnMut(Completion<'_>) + '_ {
     }
 }
 
-const fn seen(ok: usize, error: Option<(usize, ReadErrorKind)>, fragments: usize) -> Option<Seen> {
+const fn seen(ok: usize, error: Option<PartialRead>, fragments: usize) -> Option<Seen> {
     Some(Seen {
         ok,
         error,
@@ -133,7 +138,14 @@ const FOUR_OPS: [Option<Seen>; 4] = [
     seen(4, None, 1),
     seen(4, None, 1),
     seen(8, None, 2),
-    seen(6, Some((6, ReadErrorKind::Unmapped)), 2),
+    seen(
+        6,
+        Some(PartialRead {
+            valid: 6,
+            kind: ReadErrorKind::Unmapped,
+        }),
+        2,
+    ),
 ];
 
 fn memory_batch() -> Outcome {
@@ -150,9 +162,14 @@ fn memory_batch() -> Outcome {
         reader.read_val::<u32>(8) == Ok(u32::from_le_bytes([8, 9, 10, 11])),
         "read_val",
     )?;
+    let faulted = reader.read_val::<u16>(300);
+    ensure(faulted == Err(ReadErrorKind::Unmapped), "a faulted value")?;
+    // What a firmware logs here, through the crate's `defmt` feature.
+    let logged = firmware::log::logged_bytes();
+    defmt::println!("read_val: {}, after {}", faulted, reader.counters());
     ensure(
-        reader.read_val::<u16>(300) == Err(ReadErrorKind::Unmapped),
-        "a faulted value",
+        firmware::log::logged_bytes() > logged,
+        "defmt formats the error and the counters",
     )?;
     ensure(
         reader.read_val::<u32>(510) == Err(ReadErrorKind::OutOfBounds),
@@ -228,7 +245,7 @@ fn embedded_io_batch() -> Outcome {
 
 /// The one place the scenario builds an async reader: 8 queued ops, 256
 /// bytes of staging.
-type Async = AsyncReader<MemoryBackend<'static>, [u8; 64], 8, 256>;
+type Async = AsyncReader<FaultyMemory, [u8; 64], 8, 256>;
 
 fn async_joined() -> Outcome {
     let mut reader = Async::new(faulty_memory()?, [0u8; 64]);
@@ -268,7 +285,7 @@ struct Chain<'r> {
     reader: &'r Async,
     addr: u64,
     steps: usize,
-    step: Option<batch_reader::ReadVal<'r, u8, MemoryBackend<'static>, [u8; 64], 8, 256>>,
+    step: Option<batch_reader::ReadValFuture<'r, u8, FaultyMemory, [u8; 64], 8, 256>>,
 }
 
 impl<'r> Chain<'r> {

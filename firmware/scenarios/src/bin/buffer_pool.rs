@@ -173,13 +173,18 @@ fn full_pool() -> Outcome {
     for slot in held.iter_mut() {
         *slot = Some(lend(&mut pool, 1, 1)?);
     }
-    let full = BufferError::CapacityExceeded {
-        requested: 1,
-        available: 0,
-    };
+    let full = pool.try_get_writable(1).err();
     ensure(
-        pool.try_get_writable(1) == Err(full),
-        "no slot left: CapacityExceeded",
+        full == Some(BufferError::NoFreeSlot),
+        "no slot left: NoFreeSlot",
+    )?;
+    // What a firmware logs here, through the crates' `defmt` feature
+    // (`println!`: unfiltered by DEFMT_LOG).
+    let logged = firmware::log::logged_bytes();
+    defmt::println!("pool full: {}, mode {}", full, pool.mode());
+    ensure(
+        firmware::log::logged_bytes() > logged,
+        "defmt formats the error and the mode",
     )?;
     release(&mut held, 3);
     ensure(

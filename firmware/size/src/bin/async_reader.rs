@@ -16,8 +16,7 @@ fn main() -> ! {
     let Ok(geometry) = Geometry::new(Some(64), 64, 8) else {
         size::done(0u32)
     };
-    let mem = size::input([5u8; 256]);
-    let backend = MemoryBackend::new(&mem, geometry);
+    let backend = MemoryBackend::new(size::memory(), geometry);
     let mut reader = AsyncReader::<_, _, 8, 256>::new(backend, [0u8; 64]);
     let mut buf = [0u8; 8];
     let (read, value) = block_on(reader.run(|r| {

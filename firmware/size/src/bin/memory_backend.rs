@@ -12,8 +12,7 @@ fn main() -> ! {
     let Ok(geometry) = Geometry::new(Some(64), 64, 8) else {
         size::done(0u32)
     };
-    let mem = size::input([5u8; 256]);
-    let mut backend = MemoryBackend::new(&mem, geometry);
+    let mut backend = MemoryBackend::new(size::memory(), geometry);
     let (mut a, mut b, mut c, mut v) = ([0u8; 4], [0u8; 4], [0u8; 8], [0u8; 4]);
     let base = size::input(0);
     let mut ops = [
