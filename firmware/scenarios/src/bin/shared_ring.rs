@@ -5,7 +5,7 @@
 #![no_main]
 
 use firmware::{Outcome, copy, ensure, singleton};
-use uring_queue::{MAGIC, Region, RegionError, SharedRing};
+use uring_queue::{CapacityError, Region, RegionError, SHARED_RING_MAGIC, SharedRing};
 
 #[cfg_attr(target_arch = "arm", cortex_m_rt::entry)]
 #[cfg_attr(target_arch = "riscv32", riscv_rt::entry)]
@@ -55,12 +55,12 @@ fn shared_ring() -> Outcome {
         mem,
         20,
         3,
-        RegionError::CapacityNotPowerOfTwo { capacity: 3 },
+        RegionError::Capacity(CapacityError::NotPowerOfTwo { capacity: 3 }),
     )?;
     // Data offset (word 8) past the end of the region.
     refuses(mem, 32, 4096, RegionError::BadOffsets)?;
     ensure(
-        mem.get(..4) == Some(&MAGIC.to_ne_bytes()[..]),
+        mem.get(..4) == Some(&SHARED_RING_MAGIC.to_ne_bytes()[..]),
         "attach wrote nothing",
     )
 }
