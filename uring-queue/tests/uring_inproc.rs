@@ -405,6 +405,30 @@ fn a_restarted_peer_is_peer_gone() {
 }
 
 #[test]
+fn a_peer_restarted_before_the_first_check_is_peer_gone() {
+    // The client attaches first; a server instance attaches, takes a request
+    // and goes; another attaches, all before the client looks at the link.
+    let link = Link::new();
+    let (sq_tx, sq_rx) = HeapRing::new(4).unwrap();
+    let (cq_tx, cq_rx) = HeapRing::new(4).unwrap();
+    let (_sq2_tx, sq2_rx) = HeapRing::<Sqe>::new(4).unwrap();
+    let (cq2_tx, _cq2_rx) = HeapRing::<Cqe>::new(4).unwrap();
+    let client = Client::<4, _>::from_rings(sq_tx, cq_rx, &link, Spin);
+    let t = client.try_submit(Request::new(1)).unwrap();
+    let mut first = Server::from_rings(sq_rx, cq_tx, &link, Spin);
+    let taken = first.try_recv().unwrap().unwrap();
+    assert_eq!(taken.opcode(), 1);
+    // Gone without answering; the next instance's attach clears the close
+    // flag, so only the epoch tells.
+    drop((first, taken));
+    let second = Server::from_rings(sq2_rx, cq2_tx, &link, Spin);
+    // The request the first instance took is never answered: the client is
+    // told, rather than waiting for a reply that cannot come.
+    assert_eq!(client.wait(t).unwrap_err(), Error::PeerGone);
+    drop(second);
+}
+
+#[test]
 fn a_hostile_client_is_refused_without_touching_bytes() {
     let link = Link::new();
     for bad in [
