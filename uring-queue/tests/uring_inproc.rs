@@ -9,7 +9,7 @@ use core::future::Future;
 use core::pin::{Pin, pin};
 use core::task::{Context, Poll, Waker};
 use uring_queue::uring::{
-    Block, Client, Config, Cqe, Error, Link, Options, Request, Server, Spin, Sqe, Uring,
+    Block, Call, Client, Config, Cqe, Error, Link, Options, Request, Server, Spin, Sqe, Uring,
 };
 use uring_queue::{CapacityError, HeapRing, Region, RegionError};
 
@@ -295,9 +295,11 @@ fn futures_wait_for_credits_and_are_woken() {
     assert!(matches!(b.as_mut().poll(&mut cx), Poll::Ready(Ok(r)) if r.result == 2));
 }
 
-/// Several tasks waiting for one credit each keep their waker: registering
-/// one does not wake another (which would have them poll each other awake
-/// in turn while no credit is free), and a credit coming back wakes each.
+/// Several tasks wait for one credit each with nobody driving: each poll
+/// keeps its own task scheduled (it wakes itself, so the executor polls it
+/// again and the poll drains the completion ring) and never wakes another
+/// (which would have them poll each other awake in turn while no credit is
+/// free); as credits come back, the task that polls first gets in.
 #[test]
 fn many_tasks_wait_for_credits_without_waking_each_other() {
     let link = Link::new();
@@ -312,35 +314,44 @@ fn many_tasks_wait_for_credits_without_waking_each_other() {
     let woken = |counts: &[alloc::sync::Arc<WakeCount>]| -> Vec<usize> {
         counts.iter().map(|c| c.get()).collect()
     };
-    // Every task polls twice while no credit is free: nobody is woken.
+    // Polls task `k`, which must stay pending: it wakes itself once, and
+    // nobody else.
+    let poll_pending = |futs: &mut [Pin<Box<Call<'_, '_, 4, Spin>>>], k: usize| {
+        let before = woken(&counts);
+        assert!(
+            futs[k]
+                .as_mut()
+                .poll(&mut Context::from_waker(&wakers[k]))
+                .is_pending()
+        );
+        let mut expected = before;
+        expected[k] += 1;
+        assert_eq!(woken(&counts), expected, "task {k}'s poll");
+    };
+    // Every task polls twice while no credit is free.
     for _ in 0..2 {
-        for (f, w) in futs.iter_mut().zip(&wakers) {
-            assert!(f.as_mut().poll(&mut Context::from_waker(w)).is_pending());
+        for k in 0..3 {
+            poll_pending(&mut futs, k);
         }
     }
-    let mut registered = woken(&counts);
-    assert_eq!(registered, [0, 0, 0]);
     let inc = server.recv().unwrap();
     server.complete(inc, 0, 0).unwrap();
     assert_eq!(client.wait(first).unwrap().result, 0);
     let mut done = [None; 3];
-    // Each round: the credit that came back woke every waiting task; the
-    // first to poll gets in, and the others register again without waking
-    // anyone.
+    // Each round: a credit is free; the first task to poll gets in, and the
+    // others find none.
     for round in 0..3 {
-        let now = woken(&counts);
-        for k in (0..3).filter(|&k| done[k].is_none()) {
-            assert!(
-                now[k] > registered[k],
-                "round {round}: task {k} was not woken"
-            );
-            let f = futs[k].as_mut();
-            assert!(f.poll(&mut Context::from_waker(&wakers[k])).is_pending());
+        let waiting: Vec<usize> = (0..3).filter(|&k| done[k].is_none()).collect();
+        for &k in &waiting {
+            poll_pending(&mut futs, k);
         }
-        registered = woken(&counts);
-        assert_eq!(registered, now, "round {round}: a poll woke another task");
         let inc = server.recv().unwrap();
         let op = inc.opcode();
+        assert_eq!(
+            op as usize - 1,
+            waiting[0],
+            "round {round}: the first to poll"
+        );
         server.complete(inc, op as i32 * 10, 0).unwrap();
         assert_eq!(client.poll_completions(), Ok(1));
         let k = op as usize - 1;

@@ -71,6 +71,10 @@ struct Inner<'a, const N: usize, const K: usize> {
     driving: bool,
     /// What the driver waits for.
     driver_target: Target,
+    /// A task went pending while a thread drove, counting on the driver
+    /// to route its completion: the driver wakes every waiting task when it
+    /// leaves the role, so none is left without someone to poll it.
+    tasks_wait_on_driver: bool,
     /// Idle flags in use (bit `k` for `Client::idle_flags[k]`).
     idle_mask: u8,
     /// Slots whose thread parks on the slot's flag.
@@ -135,10 +139,20 @@ impl<const N: usize, const K: usize> Inner<'_, N, K> {
 /// submitter whichever thread drains the completion ring: the futures are
 /// woken by whoever routes their completion (any poll of a `Call`,
 /// [`poll_completions`](Self::poll_completions), [`wait`](Self::wait),
-/// [`park`](Self::park), [`block_on`](Self::block_on)), so on an executor
-/// some thread must keep driving while futures wait: one that blocks in
-/// `wait`/`call`, runs `block_on`, or loops on `park` and
-/// `poll_completions`.
+/// [`park`](Self::park), [`block_on`](Self::block_on)).
+///
+/// **Who drives.** Nothing is required: a [`Call`] that goes pending while
+/// no thread drives wakes its own task, so any executor (a busy or a
+/// parking `block_on`, `FuturesUnordered`, `join_all` of any size, a
+/// firmware executor) polls it again, and each poll drains the completion
+/// ring. The price is that the executor does not go to sleep while such a
+/// future waits: it polls it in a loop. To wait without spinning, let a
+/// thread *drive*: one that blocks in [`wait`](Self::wait) or
+/// [`call`](Self::call), runs [`block_on`](Self::block_on), or loops on
+/// [`park`](Self::park) and [`poll_completions`](Self::poll_completions).
+/// While it parks on the client's wake flag, the futures rest until their
+/// completion is routed, and when it stops driving it wakes them, so they
+/// poll again (and drive themselves if nobody else does).
 ///
 /// # Examples
 ///
@@ -283,6 +297,7 @@ impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
             credit_waiting: false,
             driving: false,
             driver_target: Target::Any,
+            tasks_wait_on_driver: false,
             idle_mask: 0,
             parked_slots: 0,
         };

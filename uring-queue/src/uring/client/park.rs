@@ -161,12 +161,13 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
             &mut watch,
             || self.inner.lock().ready(target),
         );
-        let (parked, idle, settled) = {
+        let (tasks, parked, idle, settled) = {
             let mut inner = self.inner.lock();
             // The driver is the only writer of `watch`.
             inner.watch = watch;
             inner.driving = false;
             (
+                core::mem::take(&mut inner.tasks_wait_on_driver),
                 inner.parked_slots != 0,
                 inner.idle_mask,
                 // Looked at again under this lock: another thread may have
@@ -175,7 +176,12 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
                 !inner.ready(target),
             )
         };
-        // Hand the role on: every parked thread re-checks, and one drives.
+        // Hand the role on: every parked thread re-checks, and one drives;
+        // tasks that counted on this driver poll again, and drive
+        // themselves if nobody else does.
+        if tasks {
+            self.wake_tasks();
+        }
         if parked {
             for flag in &self.slot_flags {
                 flag.notify(&self.notifier);
