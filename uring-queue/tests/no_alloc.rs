@@ -10,9 +10,10 @@
 
 #![cfg(all(target_os = "linux", not(loom)))]
 
+use core::alloc::{GlobalAlloc, Layout};
 use core::cell::Cell;
 use core::sync::atomic::{AtomicUsize, Ordering};
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::System;
 use uring_queue::Region;
 use uring_queue::uring::{Client, Config, Error, Futex, Reply, Request, Uring};
 
