@@ -20,6 +20,7 @@ pub use call::Call;
 use super::entry::{Cqe, Sqe};
 use super::link::Link;
 use super::liveness::Watch;
+use super::park::SpinBudget;
 use super::payload::{Allocator, Area, Owner};
 use super::table::Table;
 use super::wake::{Notifier, WakeFlag};
@@ -58,6 +59,9 @@ struct Inner<'a, const N: usize, const K: usize> {
     table: Table<N>,
     alloc: Allocator<N>,
     options: Options,
+    /// Shared by the threads that spin: a heuristic, so a thread that
+    /// writes back over another's update loses nothing that matters.
+    spin_budget: SpinBudget,
     watch: Watch,
     corrupted: bool,
     /// Tasks waiting for a credit, all woken when one comes back.
@@ -291,6 +295,7 @@ impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
             table: Table::new(ring_credits),
             alloc: Allocator::new(area.len()),
             options: Options::default(),
+            spin_budget: SpinBudget::new(),
             watch: Watch::new(&link.server),
             corrupted: false,
             credit_wakers: Default::default(),
