@@ -28,7 +28,7 @@ fn a_pair_pinned_to_one_cpu_runs_on_the_defaults() {
     // Threads spawned from here inherit the pinning.
     pin_to_one_cpu();
     let o = Options::default();
-    assert_eq!((o.spin, o.min_spin, o.yield_every), (4096, 1024, 0));
+    assert_eq!((o.spin, o.min_spin, o.yield_every), (4096, 64, 0));
     assert_eq!(o.park_timeout, core::time::Duration::from_millis(10));
     assert_eq!(o.stale_after, None);
 
