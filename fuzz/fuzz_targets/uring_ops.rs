@@ -78,6 +78,7 @@ fuzz_target!(|ops: Vec<Op>| {
         .split::<N, _, _>(Spin, Spin);
     let quick = Options {
         spin: 1,
+        min_spin: 1,
         park_timeout: Default::default(),
         stale_after: Some(2),
         yield_every: 0,

@@ -48,6 +48,7 @@ impl Notifier for LoomFutex {
 /// No spinning: every wait goes straight to the flag handshake.
 const PARK_AT_ONCE: Options = Options {
     spin: 0,
+    min_spin: 0,
     park_timeout: Duration::from_secs(3600),
     stale_after: None,
     yield_every: 0,

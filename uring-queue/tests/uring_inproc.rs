@@ -9,7 +9,7 @@ use core::future::Future;
 use core::pin::{Pin, pin};
 use core::task::{Context, Poll, Waker};
 use uring_queue::uring::{
-    Block, Client, Config, Cqe, Error, Link, Options, Request, Server, Spin, Sqe, Uring,
+    Block, Call, Client, Config, Cqe, Error, Link, Options, Request, Server, Spin, Sqe, Uring,
 };
 use uring_queue::{CapacityError, HeapRing, Region, RegionError};
 
@@ -295,9 +295,11 @@ fn futures_wait_for_credits_and_are_woken() {
     assert!(matches!(b.as_mut().poll(&mut cx), Poll::Ready(Ok(r)) if r.result == 2));
 }
 
-/// Several tasks waiting for one credit each keep their waker: registering
-/// one does not wake another (which would have them poll each other awake
-/// in turn while no credit is free), and a credit coming back wakes each.
+/// Several tasks wait for one credit each with nobody driving: each poll
+/// keeps its own task scheduled (it wakes itself, so the executor polls it
+/// again and the poll drains the completion ring) and never wakes another
+/// (which would have them poll each other awake in turn while no credit is
+/// free); as credits come back, the task that polls first gets in.
 #[test]
 fn many_tasks_wait_for_credits_without_waking_each_other() {
     let link = Link::new();
@@ -312,35 +314,44 @@ fn many_tasks_wait_for_credits_without_waking_each_other() {
     let woken = |counts: &[alloc::sync::Arc<WakeCount>]| -> Vec<usize> {
         counts.iter().map(|c| c.get()).collect()
     };
-    // Every task polls twice while no credit is free: nobody is woken.
+    // Polls task `k`, which must stay pending: it wakes itself once, and
+    // nobody else.
+    let poll_pending = |futs: &mut [Pin<Box<Call<'_, '_, 4, Spin>>>], k: usize| {
+        let before = woken(&counts);
+        assert!(
+            futs[k]
+                .as_mut()
+                .poll(&mut Context::from_waker(&wakers[k]))
+                .is_pending()
+        );
+        let mut expected = before;
+        expected[k] += 1;
+        assert_eq!(woken(&counts), expected, "task {k}'s poll");
+    };
+    // Every task polls twice while no credit is free.
     for _ in 0..2 {
-        for (f, w) in futs.iter_mut().zip(&wakers) {
-            assert!(f.as_mut().poll(&mut Context::from_waker(w)).is_pending());
+        for k in 0..3 {
+            poll_pending(&mut futs, k);
         }
     }
-    let mut registered = woken(&counts);
-    assert_eq!(registered, [0, 0, 0]);
     let inc = server.recv().unwrap();
     server.complete(inc, 0, 0).unwrap();
     assert_eq!(client.wait(first).unwrap().result, 0);
     let mut done = [None; 3];
-    // Each round: the credit that came back woke every waiting task; the
-    // first to poll gets in, and the others register again without waking
-    // anyone.
+    // Each round: a credit is free; the first task to poll gets in, and the
+    // others find none.
     for round in 0..3 {
-        let now = woken(&counts);
-        for k in (0..3).filter(|&k| done[k].is_none()) {
-            assert!(
-                now[k] > registered[k],
-                "round {round}: task {k} was not woken"
-            );
-            let f = futs[k].as_mut();
-            assert!(f.poll(&mut Context::from_waker(&wakers[k])).is_pending());
+        let waiting: Vec<usize> = (0..3).filter(|&k| done[k].is_none()).collect();
+        for &k in &waiting {
+            poll_pending(&mut futs, k);
         }
-        registered = woken(&counts);
-        assert_eq!(registered, now, "round {round}: a poll woke another task");
         let inc = server.recv().unwrap();
         let op = inc.opcode();
+        assert_eq!(
+            op as usize - 1,
+            waiting[0],
+            "round {round}: the first to poll"
+        );
         server.complete(inc, op as i32 * 10, 0).unwrap();
         assert_eq!(client.poll_completions(), Ok(1));
         let k = op as usize - 1;
@@ -402,6 +413,30 @@ fn a_restarted_peer_is_peer_gone() {
     let newer = Client::<4, _>::from_rings(sq2_tx, cq2_rx, &link, Spin);
     assert_eq!(server.recv(), Err(Error::PeerGone));
     drop((client, newer));
+}
+
+#[test]
+fn a_peer_restarted_before_the_first_check_is_peer_gone() {
+    // The client attaches first; a server instance attaches, takes a request
+    // and goes; another attaches, all before the client looks at the link.
+    let link = Link::new();
+    let (sq_tx, sq_rx) = HeapRing::new(4).unwrap();
+    let (cq_tx, cq_rx) = HeapRing::new(4).unwrap();
+    let (_sq2_tx, sq2_rx) = HeapRing::<Sqe>::new(4).unwrap();
+    let (cq2_tx, _cq2_rx) = HeapRing::<Cqe>::new(4).unwrap();
+    let client = Client::<4, _>::from_rings(sq_tx, cq_rx, &link, Spin);
+    let t = client.try_submit(Request::new(1)).unwrap();
+    let mut first = Server::from_rings(sq_rx, cq_tx, &link, Spin);
+    let taken = first.try_recv().unwrap().unwrap();
+    assert_eq!(taken.opcode(), 1);
+    // Gone without answering; the next instance's attach clears the close
+    // flag, so only the epoch tells.
+    drop((first, taken));
+    let second = Server::from_rings(sq2_rx, cq2_tx, &link, Spin);
+    // The request the first instance took is never answered: the client is
+    // told, rather than waiting for a reply that cannot come.
+    assert_eq!(client.wait(t).unwrap_err(), Error::PeerGone);
+    drop(second);
 }
 
 #[test]

@@ -248,3 +248,77 @@ fn a_killed_client_is_noticed_by_the_server() {
     assert_eq!(outcome, Error::PeerGone);
     child.wait().unwrap();
 }
+
+#[test]
+#[cfg_attr(miri, ignore = "spawns a process and maps shared memory")]
+fn a_server_restarted_before_the_clients_first_check_is_peer_gone() {
+    const TEST: &str = "a_server_restarted_before_the_clients_first_check_is_peer_gone";
+    match std::env::var(ROLE).as_deref() {
+        Ok("take_one") => {
+            // The first instance takes the request and dies without an
+            // answer (and without its close flag: no destructor runs).
+            let mut shm = peer_memory();
+            let mut server: Server<'_, Futex> = Uring::attach(shm.region())
+                .unwrap()
+                .into_server(Futex::new());
+            let incoming = server.recv().unwrap();
+            assert_eq!(incoming.opcode(), 7);
+            std::process::exit(0);
+        }
+        Ok(_) => {
+            // The second instance says it is attached, then serves.
+            let mut shm = peer_memory();
+            let mut server: Server<'_, Futex> = Uring::attach(shm.region())
+                .unwrap()
+                .into_server(Futex::new());
+            println!("attached");
+            loop {
+                match server.handle(echo) {
+                    Ok(()) => {}
+                    Err(Error::PeerGone) => std::process::exit(0),
+                    Err(e) => panic!("server: {e}"),
+                }
+            }
+        }
+        Err(_) => {}
+    }
+    // The client attaches before any server has.
+    let size = Uring::required_size(&CONFIG).unwrap();
+    let mut shm = SharedMemory::create("uring-test", size).unwrap();
+    Uring::init(shm.region(), CONFIG).unwrap();
+    // Inherited by both servers (and nothing else this test starts).
+    shm.set_inheritable(true).unwrap();
+    let fd = shm.fd().as_raw_fd().to_string();
+    let client = Uring::attach(shm.region())
+        .unwrap()
+        .into_client::<SLOTS, _>(Futex::new());
+    let ticket = client.try_submit(Request::new(7)).unwrap();
+    let start = |role: &str| {
+        Command::new(std::env::current_exe().unwrap())
+            .args([TEST, "--exact", "--nocapture", "--test-threads=1"])
+            .env(ROLE, role)
+            .env(PEER_FD, &fd)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let status = start("take_one").wait().unwrap();
+    assert!(status.success(), "first server failed: {status}");
+    let mut second = start("serve");
+    let mut line = String::new();
+    let mut out = std::io::BufReader::new(second.stdout.take().unwrap());
+    while !line.contains("attached") {
+        line.clear();
+        assert_ne!(
+            std::io::BufRead::read_line(&mut out, &mut line).unwrap(),
+            0,
+            "the second server ended before it attached"
+        );
+    }
+    // Only now does the client look at the link: the request the first
+    // instance took will never be answered, and the client is told so.
+    assert_eq!(client.wait(ticket).unwrap_err(), Error::PeerGone);
+    drop(client);
+    let status = second.wait().unwrap();
+    assert!(status.success(), "second server failed: {status}");
+}

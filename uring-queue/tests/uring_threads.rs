@@ -17,6 +17,7 @@ use uring_queue::uring::{Client, Config, Error, Futex, Incoming, Options, Reply,
 
 const NO_TIMEOUT: Options = Options {
     spin: 64,
+    min_spin: 64,
     park_timeout: Duration::from_secs(3600),
     stale_after: None,
     yield_every: 0,

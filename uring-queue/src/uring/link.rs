@@ -24,6 +24,10 @@ pub(crate) struct SideLine {
     pub(crate) heartbeat: Beat,
 }
 
+/// The epoch of the first instance to attach as a side of a fresh
+/// connection (the words start at 0, and each instance bumps them).
+pub(crate) const FIRST_EPOCH: u32 = 1;
+
 /// A heartbeat word on its own 128-byte line.
 #[repr(C, align(128))]
 pub(crate) struct Beat(pub(crate) AtomicU32);
@@ -55,7 +59,7 @@ impl SideLine {
         self.closed.store(0, Ordering::Relaxed);
         let mut epoch = self.epoch.load(Ordering::Relaxed).wrapping_add(1);
         if epoch == 0 {
-            epoch = 1;
+            epoch = FIRST_EPOCH;
         }
         // Release: a peer that sees the new epoch sees the pid and flag too.
         self.epoch.store(epoch, Ordering::Release);

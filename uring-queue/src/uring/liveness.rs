@@ -2,7 +2,7 @@
 //! peer's close flag, epoch, heartbeat and process.
 
 use super::Options;
-use super::link::SideLine;
+use super::link::{FIRST_EPOCH, SideLine};
 use super::wake::Notifier;
 use crate::loom::sync::atomic::Ordering;
 
@@ -42,9 +42,12 @@ impl Watch {
             return false;
         }
         let epoch = peer.epoch.load(Ordering::Acquire);
-        if self.epoch == 0 {
-            // The peer had not attached when we did: adopt its first epoch.
-            self.epoch = epoch;
+        if self.epoch == 0 && epoch != 0 {
+            // The peer had not attached when we did, so the first instance
+            // to attach since took the first epoch: any other one means
+            // that instance came and went (perhaps with requests it took)
+            // before this look, and the restart is judged like any other.
+            self.epoch = FIRST_EPOCH;
         }
         let closed = peer.closed.load(Ordering::Acquire) != 0;
         let restarted = epoch != self.epoch;

@@ -20,25 +20,66 @@ pub(crate) fn spin_step(i: u32, yield_every: u32) {
     }
 }
 
-/// The spinning phase: checks `ready` up to `options.spin` times, a
-/// [`spin_step`] apart. Returns whether it became ready.
-#[inline]
-pub(crate) fn spin(options: &Options, mut ready: impl FnMut() -> bool) -> bool {
-    for i in 0..options.spin {
-        if ready() {
-            return true;
-        }
-        spin_step(i, options.yield_every);
+/// A side's spin budget: how many checks of its inbound ring its next
+/// spinning phase makes, between `Options::min_spin` and `Options::spin`.
+///
+/// Spinning pays when the peer answers while we look, which it does at
+/// once when it has a CPU of its own; on a busy machine it may have to wait
+/// for one, and every check we make then keeps a CPU from it or from
+/// whoever else needs it. So a spin that ends in a park halves the budget,
+/// and the budget doubles again when spinning shows it would pay: an entry
+/// found in the second half of the budget, or right after it ran out (the
+/// park round's first look, before it sleeps).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SpinBudget(u32);
+
+impl SpinBudget {
+    /// A full budget (`Options::spin`) to start with.
+    pub(crate) const fn new() -> Self {
+        Self(u32::MAX)
     }
-    false
+
+    fn checks(self, options: &Options) -> u32 {
+        self.0
+            .clamp(options.min_spin.min(options.spin), options.spin)
+    }
+
+    /// The spinning phase: checks `ready` up to the budget's number of
+    /// times, a [`spin_step`] apart, and adapts the budget. Returns whether
+    /// it became ready.
+    #[inline]
+    pub(crate) fn spin(&mut self, options: &Options, mut ready: impl FnMut() -> bool) -> bool {
+        let checks = self.checks(options);
+        for i in 0..checks {
+            if ready() {
+                self.0 = if i >= checks / 2 {
+                    checks.saturating_mul(2)
+                } else {
+                    checks
+                };
+                return true;
+            }
+            spin_step(i, options.yield_every);
+        }
+        self.0 = checks / 2;
+        false
+    }
+
+    /// The entry came right after the spin gave up: spin longer next time.
+    pub(crate) fn came_just_after(&mut self, options: &Options) {
+        self.0 = self.checks(options).saturating_mul(2);
+    }
 }
 
 /// How a park round ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[must_use]
 pub(crate) enum Round {
-    /// The side's inbound ring (or whatever `ready` looks at) was ready.
+    /// The side's inbound ring (or whatever `ready` looks at) was ready
+    /// at the round's first look, before it slept.
     Ready,
+    /// It was ready after the side slept.
+    Woken,
     /// The side slept until woken or the park timeout, found nothing ready,
     /// and the peer still looks alive.
     Slept,
@@ -87,10 +128,67 @@ pub(crate) fn park_round<W: Notifier + ?Sized>(
     if skipped {
         early
     } else if ready() {
-        Round::Ready
+        Round::Woken
     } else if watch.check(peer, notifier, options, true) {
         Round::Slept
     } else {
         Round::PeerGone
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Options, SpinBudget};
+
+    /// Spins with `budget` until `ready` says yes at check `at` (never if
+    /// `None`); returns whether it became ready and the checks it made.
+    fn run(budget: &mut SpinBudget, options: &Options, at: Option<u32>) -> (bool, u32) {
+        let mut checks = 0;
+        let ready = budget.spin(options, || {
+            checks += 1;
+            Some(checks - 1) == at
+        });
+        (ready, checks)
+    }
+
+    #[test]
+    fn spins_that_end_in_a_park_halve_the_budget_down_to_the_floor() {
+        let options = Options {
+            spin: 256,
+            min_spin: 32,
+            yield_every: 0,
+            ..Options::default()
+        };
+        let mut budget = SpinBudget::new();
+        for expected in [256, 128, 64, 32, 32] {
+            assert_eq!(run(&mut budget, &options, None), (false, expected));
+        }
+        // An early success keeps the budget; a late one doubles it.
+        assert_eq!(run(&mut budget, &options, Some(3)), (true, 4));
+        assert_eq!(run(&mut budget, &options, None), (false, 32));
+        assert_eq!(run(&mut budget, &options, Some(20)), (true, 21));
+        assert_eq!(run(&mut budget, &options, None), (false, 64));
+        // The entry right after the spin gave up: double, up to the ceiling.
+        for _ in 0..10 {
+            budget.came_just_after(&options);
+        }
+        assert_eq!(run(&mut budget, &options, None), (false, 256));
+    }
+
+    #[test]
+    fn a_floor_at_the_ceiling_is_a_fixed_budget() {
+        let options = Options {
+            spin: 100,
+            min_spin: 100,
+            yield_every: 0,
+            ..Options::default()
+        };
+        let mut budget = SpinBudget::new();
+        for _ in 0..3 {
+            assert_eq!(run(&mut budget, &options, None), (false, 100));
+        }
+        // A floor above the ceiling is the ceiling; no spin at all stays so.
+        let none = Options { spin: 0, ..options };
+        assert_eq!(run(&mut budget, &none, Some(0)), (false, 0));
     }
 }

@@ -4,7 +4,7 @@
 use super::entry::{Cqe, Sqe};
 use super::link::Link;
 use super::liveness::Watch;
-use super::park;
+use super::park::{self, Round, SpinBudget};
 use super::payload::{Area, Span};
 use super::wake::Notifier;
 use super::{Error, Options, Rejected};
@@ -208,6 +208,7 @@ pub struct Server<'a, W: Notifier, const K: usize = 1> {
     epoch: u32,
     notifier: W,
     options: Options,
+    spin_budget: SpinBudget,
     watch: Watch,
     corrupted: bool,
 }
@@ -271,6 +272,7 @@ impl<'a, W: Notifier, const K: usize> Server<'a, W, K> {
             epoch,
             notifier,
             options: Options::default(),
+            spin_budget: SpinBudget::new(),
             watch: Watch::new(&link.client),
             corrupted: false,
         }
@@ -419,13 +421,14 @@ impl<'a, W: Notifier, const K: usize> Server<'a, W, K> {
                 return Err(Error::PeerGone);
             }
             let options = self.options;
-            if park::spin(&options, || !self.sq.is_empty()) {
+            let sq = &self.sq;
+            if self.spin_budget.spin(&options, || !sq.is_empty()) {
                 continue;
             }
             self.publish_inbound();
             // Whatever the round ends with, the loop looks again: requests
             // the client sent before it went away are still delivered.
-            let _ = park::park_round(
+            let round = park::park_round(
                 &self.link.server,
                 &self.link.client,
                 &self.notifier,
@@ -433,6 +436,9 @@ impl<'a, W: Notifier, const K: usize> Server<'a, W, K> {
                 &mut self.watch,
                 || !self.sq.is_empty(),
             );
+            if round == Round::Ready {
+                self.spin_budget.came_just_after(&options);
+            }
         }
     }
 

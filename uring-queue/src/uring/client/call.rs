@@ -13,11 +13,16 @@ use core::task::{Context, Poll, Waker};
 impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
     /// The async twin of [`call`](Self::call): a future that submits the
     /// request (waiting for a credit if none is free) and resolves to its
-    /// reply. The client wakes the future when its completion is routed
-    /// ([`poll_completions`](Self::poll_completions), which every poll of a
-    /// [`Call`] and [`block_on`](Self::block_on) run), so some thread must
-    /// drive while futures wait (see [`Client`]). Dropping the future
-    /// cancels the request ([`cancel`](Self::cancel)).
+    /// reply, on any executor. The client wakes the future when its
+    /// completion is routed ([`poll_completions`](Self::poll_completions),
+    /// which every poll of a [`Call`] and [`block_on`](Self::block_on) run).
+    /// While no thread drives (see [`Client`], "Who drives"), a pending
+    /// `Call` wakes its own task, so the executor polls it again and the
+    /// poll routes what has arrived: it completes under a busy `block_on`,
+    /// a parking one, `FuturesUnordered` or `join_all`, with no thread of
+    /// its own, at the cost of a task that keeps its executor polling until
+    /// the reply is there. Dropping the future cancels the request
+    /// ([`cancel`](Self::cancel)).
     ///
     /// # Examples
     ///
@@ -57,22 +62,48 @@ impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
 }
 
 impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
-    /// Has the task of `cx` woken when a credit comes back, or at once if
-    /// one came back since the submission found none.
-    fn wake_on_credit(&self, cx: &Context<'_>) {
-        // Cloned before the lock: a call out to the executor.
-        let waker = cx.waker().clone();
-        let (displaced, unused) = {
+    /// Before a [`Call`] that waits for its reply returns `Pending`: makes
+    /// sure it is polled again. While a thread drives, the driver routes
+    /// the reply (which wakes the task) and, when it leaves the role, wakes
+    /// every task that counted on it. With nobody driving, nothing else
+    /// would drain the completion ring, so the task wakes itself: the
+    /// executor polls it again, and each poll routes what has arrived.
+    fn keep_polled(&self, cx: &Context<'_>) {
+        let driven = {
             let mut inner = self.inner.lock();
-            // Checked again under the lock that registers the waker: a
-            // credit that came back since `try_submit` found none has woken
-            // nobody.
-            if inner.table.has_credit() {
+            inner.tasks_wait_on_driver |= inner.driving;
+            inner.driving
+        };
+        if !driven {
+            cx.waker().wake_by_ref();
+        }
+    }
+
+    /// Has the task of `cx` woken when a credit comes back (a thread
+    /// drives), or at once if one came back since the submission found
+    /// none or nobody drives (the task polls again, as in
+    /// [`keep_polled`](Self::keep_polled)).
+    fn wake_on_credit(&self, cx: &Context<'_>) {
+        // Cloned outside the lock (a call out to the executor), and only
+        // when it is to be kept; then the state is looked at afresh.
+        let mut waker: Option<Waker> = None;
+        let (displaced, unused) = loop {
+            let mut inner = self.inner.lock();
+            // Checked under the lock that registers the waker: a credit
+            // that came back since `try_submit` found none has woken nobody.
+            if inner.table.has_credit() || !inner.driving {
                 drop(inner);
+                drop(waker);
                 cx.waker().wake_by_ref();
                 return;
             }
-            inner.add_credit_waiter(waker)
+            let Some(kept) = waker.take() else {
+                drop(inner);
+                waker = Some(cx.waker().clone());
+                continue;
+            };
+            inner.tasks_wait_on_driver = true;
+            break inner.add_credit_waiter(kept);
         };
         drop(unused);
         // Displaced: let that task poll again rather than lose its wake-up.
@@ -180,6 +211,7 @@ impl<const N: usize, W: Notifier, const K: usize> Future for Call<'_, '_, N, W, 
                     match client.submit_with(request, Some(cx.waker().clone())) {
                         Ok(ticket) => {
                             this.state = CallState::Waiting(ticket);
+                            client.keep_polled(cx);
                             return Poll::Pending;
                         }
                         Err(Rejected {
@@ -207,6 +239,7 @@ impl<const N: usize, W: Notifier, const K: usize> Future for Call<'_, '_, N, W, 
                         Ok(true) => this.state = CallState::Waiting(ticket),
                         Ok(false) => {
                             this.state = CallState::Waiting(ticket);
+                            client.keep_polled(cx);
                             return Poll::Pending;
                         }
                         Err(e) => return Poll::Ready(Err(e)),

@@ -20,6 +20,7 @@ pub use call::Call;
 use super::entry::{Cqe, Sqe};
 use super::link::Link;
 use super::liveness::Watch;
+use super::park::SpinBudget;
 use super::payload::{Allocator, Area, Owner};
 use super::table::Table;
 use super::wake::{Notifier, WakeFlag};
@@ -58,6 +59,9 @@ struct Inner<'a, const N: usize, const K: usize> {
     table: Table<N>,
     alloc: Allocator<N>,
     options: Options,
+    /// Shared by the threads that spin: a heuristic, so a thread that
+    /// writes back over another's update loses nothing that matters.
+    spin_budget: SpinBudget,
     watch: Watch,
     corrupted: bool,
     /// Tasks waiting for a credit, all woken when one comes back.
@@ -71,6 +75,10 @@ struct Inner<'a, const N: usize, const K: usize> {
     driving: bool,
     /// What the driver waits for.
     driver_target: Target,
+    /// A task went pending while a thread drove, counting on the driver
+    /// to route its completion: the driver wakes every waiting task when it
+    /// leaves the role, so none is left without someone to poll it.
+    tasks_wait_on_driver: bool,
     /// Idle flags in use (bit `k` for `Client::idle_flags[k]`).
     idle_mask: u8,
     /// Slots whose thread parks on the slot's flag.
@@ -135,10 +143,20 @@ impl<const N: usize, const K: usize> Inner<'_, N, K> {
 /// submitter whichever thread drains the completion ring: the futures are
 /// woken by whoever routes their completion (any poll of a `Call`,
 /// [`poll_completions`](Self::poll_completions), [`wait`](Self::wait),
-/// [`park`](Self::park), [`block_on`](Self::block_on)), so on an executor
-/// some thread must keep driving while futures wait: one that blocks in
-/// `wait`/`call`, runs `block_on`, or loops on `park` and
-/// `poll_completions`.
+/// [`park`](Self::park), [`block_on`](Self::block_on)).
+///
+/// **Who drives.** Nothing is required: a [`Call`] that goes pending while
+/// no thread drives wakes its own task, so any executor (a busy or a
+/// parking `block_on`, `FuturesUnordered`, `join_all` of any size, a
+/// firmware executor) polls it again, and each poll drains the completion
+/// ring. The price is that the executor does not go to sleep while such a
+/// future waits: it polls it in a loop. To wait without spinning, let a
+/// thread *drive*: one that blocks in [`wait`](Self::wait) or
+/// [`call`](Self::call), runs [`block_on`](Self::block_on), or loops on
+/// [`park`](Self::park) and [`poll_completions`](Self::poll_completions).
+/// While it parks on the client's wake flag, the futures rest until their
+/// completion is routed, and when it stops driving it wakes them, so they
+/// poll again (and drive themselves if nobody else does).
 ///
 /// # Examples
 ///
@@ -277,12 +295,14 @@ impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
             table: Table::new(ring_credits),
             alloc: Allocator::new(area.len()),
             options: Options::default(),
+            spin_budget: SpinBudget::new(),
             watch: Watch::new(&link.server),
             corrupted: false,
             credit_wakers: Default::default(),
             credit_waiting: false,
             driving: false,
             driver_target: Target::Any,
+            tasks_wait_on_driver: false,
             idle_mask: 0,
             parked_slots: 0,
         };

@@ -6,7 +6,7 @@
 
 use super::{Client, IDLE, Target};
 use crate::loom::thread;
-use crate::uring::park::{self, Round};
+use crate::uring::park::{self, Round, SpinBudget};
 use crate::uring::wake::{Notifier, WakeFlag};
 use crate::uring::{Error, Options};
 
@@ -64,7 +64,7 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     /// [`WakeFlag`] holds for each: the waiter arms, then re-checks under
     /// the lock; the waker changes the state under the lock, then notifies.
     pub(super) fn park_on(&self, target: Target) -> Result<(), Error> {
-        let options = {
+        let (options, mut budget) = {
             let inner = self.inner.lock();
             if let Some(e) = inner.failure() {
                 return if inner.ready(target) {
@@ -74,12 +74,13 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
                     Err(e)
                 };
             }
-            inner.options
+            (inner.options, inner.spin_budget)
         };
-        if park::spin(&options, || self.inner.lock().ready(target)) {
+        if budget.spin(&options, || self.inner.lock().ready(target)) {
+            self.inner.lock().spin_budget = budget;
             return Ok(());
         }
-        let role = match self.take_role(target) {
+        let role = match self.take_role(target, budget, &options) {
             Ok(Some(role)) => role,
             Ok(None) => return Ok(()),
             Err(e) => return Err(e),
@@ -114,7 +115,12 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     /// After the spin, under the lock: publishes what was consumed, and
     /// either finds the wait over (`None`) or takes a role: the driving one
     /// if it is free, else a flag of the thread's own.
-    fn take_role(&self, target: Target) -> Result<Option<Role>, Error> {
+    fn take_role(
+        &self,
+        target: Target,
+        mut budget: SpinBudget,
+        options: &Options,
+    ) -> Result<Option<Role>, Error> {
         let mut inner = self.inner.lock();
         inner.publish_inbound();
         if let Some(e) = inner.failure() {
@@ -124,6 +130,10 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
                 Err(e)
             };
         }
+        if inner.ready(target) {
+            budget.came_just_after(options);
+        }
+        inner.spin_budget = budget;
         if inner.ready(target) {
             return Ok(None);
         }
@@ -161,12 +171,16 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
             &mut watch,
             || self.inner.lock().ready(target),
         );
-        let (parked, idle, settled) = {
+        let (tasks, parked, idle, settled) = {
             let mut inner = self.inner.lock();
             // The driver is the only writer of `watch`.
             inner.watch = watch;
+            if round == Round::Ready {
+                inner.spin_budget.came_just_after(options);
+            }
             inner.driving = false;
             (
+                core::mem::take(&mut inner.tasks_wait_on_driver),
                 inner.parked_slots != 0,
                 inner.idle_mask,
                 // Looked at again under this lock: another thread may have
@@ -175,7 +189,12 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
                 !inner.ready(target),
             )
         };
-        // Hand the role on: every parked thread re-checks, and one drives.
+        // Hand the role on: every parked thread re-checks, and one drives;
+        // tasks that counted on this driver poll again, and drive
+        // themselves if nobody else does.
+        if tasks {
+            self.wake_tasks();
+        }
         if parked {
             for flag in &self.slot_flags {
                 flag.notify(&self.notifier);

@@ -95,19 +95,26 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
         }
     }
 
-    /// Wakes every waiting submitter, task or thread, so that they see a
-    /// latched failure.
-    pub(super) fn wake_all(&self) {
-        for (i, flag) in self.slot_flags.iter().enumerate() {
-            let (task, parked) = self.inner.lock().table.take_waiter(i);
+    /// Wakes every task waiting for a reply or a credit: each polls again
+    /// (and registers its waker again if it must wait on).
+    #[cold]
+    pub(super) fn wake_tasks(&self) {
+        for i in 0..N {
+            let (task, _) = self.inner.lock().table.take_waiter(i);
             if let Some(w) = task {
                 w.wake();
             }
-            if parked {
-                flag.notify(&self.notifier);
-            }
         }
         self.wake_credit_waiters();
+    }
+
+    /// Wakes every waiting submitter, task or thread, so that they see a
+    /// latched failure.
+    pub(super) fn wake_all(&self) {
+        self.wake_tasks();
+        for flag in &self.slot_flags {
+            flag.notify(&self.notifier);
+        }
         let idle = self.inner.lock().idle_mask;
         self.wake_idle(idle);
         self.link.client.wake.notify(&self.notifier);
