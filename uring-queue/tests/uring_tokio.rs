@@ -12,7 +12,7 @@ use std::future::poll_fn;
 use uring_queue::Region;
 use uring_queue::uring::tokio::{AsyncClient, AsyncServer};
 use uring_queue::uring::{
-    Client, Config, Error, EventFd, NotifierKind, Request, Server, Uring,
+    Client, Config, Error, EventFd, NotifierKind, Options, Request, Server, Uring,
 };
 
 const SLOTS: usize = 64;
@@ -33,6 +33,20 @@ fn pair(mem: &mut Mem) -> (Client<'_, SLOTS, EventFd>, Server<'_, EventFd>) {
     Uring::init(Region::new(&mut mem.0), CONFIG)
         .unwrap()
         .split::<SLOTS, _, _>(for_client, for_server)
+}
+
+/// Both sides as tasks of one thread: a side that spins keeps its peer from
+/// running, so they spin little.
+fn one_thread<'a>(
+    (mut client, mut server): (Client<'a, SLOTS, EventFd>, Server<'a, EventFd>),
+) -> (Client<'a, SLOTS, EventFd>, Server<'a, EventFd>) {
+    let options = Options {
+        spin: 16,
+        ..Options::default()
+    };
+    client.set_options(options);
+    server.set_options(options);
+    (client, server)
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -74,7 +88,11 @@ async fn echo_call(client: &AsyncClient<'_, SLOTS>, op: u32, len: usize) -> Resu
     assert_eq!(reply.result, op as i32 * 2);
     let got = client.response(&reply)?;
     assert_eq!(got.len(), len);
-    assert!(got.iter().enumerate().all(|(k, &b)| b == (op as usize + k) as u8));
+    assert!(
+        got.iter()
+            .enumerate()
+            .all(|(k, &b)| b == (op as usize + k) as u8)
+    );
     client.free_reply(reply);
     Ok(())
 }
@@ -103,7 +121,7 @@ async fn join_all<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
 #[test]
 fn calls_complete_on_a_current_thread_runtime_with_nothing_else_driving() {
     let mut mem = memory();
-    let (client, server) = pair(&mut mem);
+    let (client, server) = one_thread(pair(&mut mem));
     // One thread: the test's own, in `block_on`. Client and server are two
     // futures on it, woken by the reactor only.
     runtime().block_on(async {
@@ -124,7 +142,7 @@ fn calls_complete_on_a_current_thread_runtime_with_nothing_else_driving() {
 #[test]
 fn sixty_four_calls_in_flight() {
     let mut mem = memory();
-    let (client, server) = pair(&mut mem);
+    let (client, server) = one_thread(pair(&mut mem));
     runtime().block_on(async {
         let mut server = AsyncServer::new(server).unwrap();
         let client = AsyncClient::new(client).unwrap();
@@ -172,7 +190,7 @@ async fn cancel_after<F: Future>(future: F, polls: u64) -> Option<F::Output> {
 #[test]
 fn calls_dropped_at_random_points_leave_the_client_consistent() {
     let mut mem = memory();
-    let (client, server) = pair(&mut mem);
+    let (client, server) = one_thread(pair(&mut mem));
     runtime().block_on(async {
         let mut server = AsyncServer::new(server).unwrap();
         let client = AsyncClient::new(client).unwrap();
@@ -210,7 +228,7 @@ fn calls_dropped_at_random_points_leave_the_client_consistent() {
 #[test]
 fn every_waiting_call_gets_peer_gone_when_the_server_goes() {
     let mut mem = memory();
-    let (client, server) = pair(&mut mem);
+    let (client, server) = one_thread(pair(&mut mem));
     runtime().block_on(async {
         let mut server = AsyncServer::new(server).unwrap();
         let client = AsyncClient::new(client).unwrap();
@@ -223,8 +241,15 @@ fn every_waiting_call_gets_peer_gone_when_the_server_goes() {
         };
         let calls = (0..16u32).map(|i| client.call(Request::new(i))).collect();
         let (replies, ()) = tokio::join!(join_all(calls), stop);
-        assert!(replies.iter().all(|r| r.as_ref().err() == Some(&Error::PeerGone)));
-        assert_eq!(client.call(Request::new(0)).await.unwrap_err(), Error::PeerGone);
+        assert!(
+            replies
+                .iter()
+                .all(|r| r.as_ref().err() == Some(&Error::PeerGone))
+        );
+        assert_eq!(
+            client.call(Request::new(0)).await.unwrap_err(),
+            Error::PeerGone
+        );
     });
 }
 
@@ -246,7 +271,10 @@ fn a_blocking_server_serves_an_async_client() {
         runtime().block_on(async move {
             let client = AsyncClient::new(client).unwrap();
             for op in 0..5000u32 {
-                assert_eq!(client.call(Request::new(op)).await.unwrap().result, op as i32 * 2);
+                assert_eq!(
+                    client.call(Request::new(op)).await.unwrap().result,
+                    op as i32 * 2
+                );
             }
         });
         assert_eq!(served.join().unwrap(), 5000);

@@ -10,9 +10,9 @@
 //! flags, for threads that share it) wait and wake through a futex, as
 //! before.
 
+use super::Futex;
 use super::kind::NotifierKind;
 use super::wake::{Notifier, WakeFlag};
-use super::Futex;
 use crate::loom::sync::atomic::{AtomicUsize, Ordering};
 use core::time::Duration;
 use rustix::event::{EventfdFlags, PollFd, PollFlags, eventfd, poll};
@@ -113,7 +113,10 @@ impl EventFd {
         let server = new_eventfd()?;
         let client_dup = client.try_clone()?;
         let server_dup = server.try_clone()?;
-        Ok((Self::from_fds(client, server), Self::from_fds(server_dup, client_dup)))
+        Ok((
+            Self::from_fds(client, server),
+            Self::from_fds(server_dup, client_dup),
+        ))
     }
 
     /// A notifier from descriptors received from the process that made the

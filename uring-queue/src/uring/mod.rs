@@ -64,9 +64,9 @@ mod error;
 // region layout keeps its atomics in a region of bytes, where loom's
 // atomics cannot live. Loom models the connection over in-process rings.
 #[cfg(all(feature = "std", target_os = "linux", not(loom)))]
-mod futex;
-#[cfg(all(feature = "std", target_os = "linux", not(loom)))]
 mod eventfd;
+#[cfg(all(feature = "std", target_os = "linux", not(loom)))]
+mod futex;
 mod kind;
 #[cfg(not(loom))]
 mod layout;
@@ -77,11 +77,11 @@ mod park;
 mod payload;
 #[cfg(all(feature = "tokio", target_os = "linux", not(loom)))]
 mod reactor;
-#[cfg(all(feature = "tokio", target_os = "linux", not(loom)))]
-pub mod tokio;
 mod request;
 mod server;
 mod table;
+#[cfg(all(feature = "tokio", target_os = "linux", not(loom)))]
+pub mod tokio;
 mod wake;
 
 pub use client::{Call, Client};
@@ -90,9 +90,9 @@ pub use connection::{URING_ALIGN, Uring};
 pub use entry::{Cqe, Sqe};
 pub use error::{Error, Rejected};
 #[cfg(all(feature = "std", target_os = "linux", not(loom)))]
-pub use futex::Futex;
-#[cfg(all(feature = "std", target_os = "linux", not(loom)))]
 pub use eventfd::EventFd;
+#[cfg(all(feature = "std", target_os = "linux", not(loom)))]
+pub use futex::Futex;
 pub use kind::NotifierKind;
 #[cfg(not(loom))]
 pub use layout::{Config, URING_MAGIC, URING_VERSION};

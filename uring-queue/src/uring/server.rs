@@ -5,9 +5,9 @@ use super::entry::{Cqe, Sqe};
 use super::link::Link;
 use super::liveness::Watch;
 use super::park;
+use super::payload::{Area, Span};
 #[cfg(all(feature = "tokio", target_os = "linux", not(loom)))]
 use super::reactor;
-use super::payload::{Area, Span};
 use super::wake::Notifier;
 use super::{Error, Options, Rejected};
 use crate::{Consumer, Producer};

@@ -2,9 +2,9 @@
 //! the steps of `uring::reactor` on the client's lines and state.
 
 use super::Client;
+use crate::uring::Error;
 use crate::uring::reactor;
 use crate::uring::wake::Notifier;
-use crate::uring::Error;
 
 impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     /// Publishes what was consumed, spins, then arms the client's wake flag
@@ -15,7 +15,9 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
             inner.publish_inbound();
             inner.options
         };
-        reactor::arm(&self.link.client, &options, || !self.inner.lock().cq.is_empty())
+        reactor::arm(&self.link.client, &options, || {
+            !self.inner.lock().cq.is_empty()
+        })
     }
 
     /// Runs the liveness checks (see `reactor::check`); once the server is

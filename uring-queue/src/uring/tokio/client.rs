@@ -4,6 +4,7 @@
 use super::wakeup::{Wakeup, tick};
 use crate::loom::sync::atomic::{AtomicUsize, Ordering};
 use crate::uring::{Client, Error, EventFd, Reply, Request};
+use ::tokio::time::{Sleep, sleep};
 use core::fmt;
 use core::future::poll_fn;
 use core::ops::Deref;
@@ -11,7 +12,6 @@ use core::pin::{Pin, pin};
 use core::task::{Context, Poll};
 use core::time::Duration;
 use std::io;
-use ::tokio::time::{Sleep, sleep};
 
 /// A [`Client`] whose calls are driven by the tokio runtime they run on:
 /// [`call`](Self::call)`.await` needs no other thread, on a `current_thread`

@@ -2,6 +2,7 @@
 
 use super::wakeup::{Wakeup, tick};
 use crate::uring::{Error, EventFd, Incoming, Server};
+use ::tokio::time::{Sleep, sleep};
 use core::fmt;
 use core::future::poll_fn;
 use core::ops::{Deref, DerefMut};
@@ -9,7 +10,6 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 use std::boxed::Box;
 use std::io;
-use ::tokio::time::{Sleep, sleep};
 
 /// A [`Server`] that runs as a task: [`recv`](Self::recv)`.await`, then
 /// [`Server::complete`] (through `DerefMut`) as usual.

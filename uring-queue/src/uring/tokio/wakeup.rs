@@ -2,15 +2,15 @@
 //! the notifier's eventfd registered with tokio, and the liveness timer.
 
 use crate::uring::eventfd::drain;
+use ::tokio::io::Interest;
+use ::tokio::io::unix::AsyncFd;
+use ::tokio::runtime::Handle;
+use ::tokio::time::{Instant, Sleep};
 use core::pin::Pin;
 use core::task::{Context, Poll};
 use core::time::Duration;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use ::tokio::io::Interest;
-use ::tokio::io::unix::AsyncFd;
-use ::tokio::runtime::Handle;
-use ::tokio::time::{Instant, Sleep};
 
 /// A side's eventfd (a duplicate of its notifier's), registered with the
 /// current runtime's reactor.
