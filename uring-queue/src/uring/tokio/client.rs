@@ -160,7 +160,22 @@ impl<'a, const N: usize, const K: usize> AsyncClient<'a, N, K> {
         let _leave = Leave { client: self, id };
         let mut call = pin!(self.client.call_async(request));
         let mut timer = pin!(None::<Sleep>);
-        poll_fn(|cx| self.poll_call(call.as_mut(), timer.as_mut(), id, cx)).await
+        let mut submitted = false;
+        poll_fn(|cx| {
+            if !core::mem::replace(&mut submitted, true) {
+                // The first poll submits and returns at once, without
+                // spinning: the caller may have more calls to submit
+                // before it waits (64 in flight). It is polled again at
+                // once, and then spins and waits.
+                let first = call.as_mut().poll(cx);
+                if first.is_pending() {
+                    cx.waker().wake_by_ref();
+                }
+                return first;
+            }
+            self.poll_call(call.as_mut(), timer.as_mut(), id, cx)
+        })
+        .await
     }
 
     /// A fresh non-zero id for a call.
