@@ -78,9 +78,10 @@ fn serve(fds: &[String]) {
 /// one at a time and prints round-trip percentiles, then 64 in flight.
 #[cfg(target_os = "linux")]
 fn client() {
+    use core::time::Duration;
     use std::os::fd::AsRawFd;
     use std::process::Command;
-    use std::time::{Duration, Instant};
+    use std::time::Instant;
     use uring_queue::SharedMemory;
     use uring_queue::uring::tokio::AsyncClient;
     use uring_queue::uring::{Config, EventFd, NotifierKind, Request, Uring};
@@ -89,8 +90,7 @@ fn client() {
     let config = Config::new(64, 64, 8 << 20).with_notifier(NotifierKind::EventFd);
     let mut shm = SharedMemory::create("tokio-echo", Uring::required_size(&config).unwrap())
         .expect("create a memfd");
-    let uring = Uring::init(shm.region(), config).expect("lay out the connection");
-    drop(uring);
+    Uring::init(shm.region(), config).expect("lay out the connection");
     let (mine, theirs) = EventFd::pair().expect("two eventfds");
     shm.set_inheritable(true).unwrap();
     theirs.set_inheritable(true).unwrap();
@@ -134,7 +134,12 @@ fn client() {
             let at = |p: f64| times[((times.len() - 1) as f64 * p) as usize];
             let us = |d: Duration| format!("{:.2}us", d.as_secs_f64() * 1e6);
             let max = *times.last().unwrap();
-            println!("{size:>8} {:>10} {:>10} {:>10}", us(at(0.5)), us(at(0.99)), us(max));
+            println!(
+                "{size:>8} {:>10} {:>10} {:>10}",
+                us(at(0.5)),
+                us(at(0.99)),
+                us(max)
+            );
         }
 
         // 64 in flight: 64 calls polled together by one task.
@@ -157,10 +162,10 @@ fn client() {
 /// futures crate).
 #[cfg(target_os = "linux")]
 async fn join_all<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
-    use std::task::Poll;
+    use core::task::Poll;
     let mut futures: Vec<_> = futures.into_iter().map(Box::pin).collect();
     let mut outputs: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
-    std::future::poll_fn(|cx| {
+    core::future::poll_fn(|cx| {
         let mut done = true;
         for (f, out) in futures.iter_mut().zip(outputs.iter_mut()) {
             if out.is_none() {

@@ -69,8 +69,7 @@ fn client() {
     let config = Config::new(8, 8, 64 << 10).with_notifier(NotifierKind::EventFd);
     let mut shm = SharedMemory::create("tokio-mixed", Uring::required_size(&config).unwrap())
         .expect("create a memfd");
-    let client = Uring::init(shm.region(), config).expect("lay out the connection");
-    drop(client);
+    Uring::init(shm.region(), config).expect("lay out the connection");
     let (mine, theirs) = EventFd::pair().expect("two eventfds");
     shm.set_inheritable(true).unwrap();
     theirs.set_inheritable(true).unwrap();
@@ -94,7 +93,10 @@ fn client() {
         let client = AsyncClient::new(client).expect("register the eventfd");
         for line in ["hello", "from an async client", "to a blocking server"] {
             let mut body = client.alloc(line.len()).unwrap();
-            client.bytes_mut(&mut body).unwrap().copy_from_slice(line.as_bytes());
+            client
+                .bytes_mut(&mut body)
+                .unwrap()
+                .copy_from_slice(line.as_bytes());
             let response = client.alloc(line.len()).unwrap();
             let request = Request::new(0).with_payload(body).with_response(response);
             let reply = client.call(request).await.expect("an answer");

@@ -5,8 +5,11 @@
 
 #![cfg(target_os = "linux")]
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+extern crate alloc;
+
+use core::alloc::{GlobalAlloc, Layout};
+use core::cell::Cell;
+use std::alloc::System;
 use uring_queue::Region;
 use uring_queue::uring::tokio::{AsyncClient, AsyncServer};
 use uring_queue::uring::{Config, Error, EventFd, NotifierKind, Options, Request, Uring};
@@ -125,7 +128,7 @@ fn the_tokio_pair_allocates_nothing_per_request() {
             };
             // The counter counts.
             let one_box = allocations(async {
-                drop(std::hint::black_box(Box::new(1u8)));
+                drop(core::hint::black_box(Box::new(1u8)));
             });
             assert_eq!(one_box.await, 1);
             // Warm-up: the runtime's and the timer's first-use allocations.

@@ -5,10 +5,12 @@
 
 #![cfg(target_os = "linux")]
 
+extern crate alloc;
+
 use core::future::Future;
+use core::future::poll_fn;
 use core::pin::Pin;
 use core::task::{Context, Poll};
-use std::future::poll_fn;
 use uring_queue::Region;
 use uring_queue::uring::tokio::{AsyncClient, AsyncServer};
 use uring_queue::uring::{
@@ -23,9 +25,9 @@ struct Mem([u8; 1 << 18]);
 
 fn memory() -> Box<Mem> {
     // Zeroed on the heap: the array is too large for a test's stack.
-    let layout = std::alloc::Layout::new::<Mem>();
+    let layout = core::alloc::Layout::new::<Mem>();
     // SAFETY: `Mem` is plain bytes, valid when zeroed; the layout is its own.
-    unsafe { Box::from_raw(std::alloc::alloc_zeroed(layout).cast::<Mem>()) }
+    unsafe { Box::from_raw(alloc::alloc::alloc_zeroed(layout).cast::<Mem>()) }
 }
 
 fn pair(mem: &mut Mem) -> (Client<'_, SLOTS, EventFd>, Server<'_, EventFd>) {
@@ -295,7 +297,7 @@ fn tasks_on_a_multi_thread_runtime_share_a_client() {
             let mut server = AsyncServer::new(server).unwrap();
             serve(&mut server).await
         });
-        let client = std::sync::Arc::new(AsyncClient::new(client).unwrap());
+        let client = alloc::sync::Arc::new(AsyncClient::new(client).unwrap());
         let tasks: Vec<_> = (0..8u32)
             .map(|t| {
                 let client = client.clone();

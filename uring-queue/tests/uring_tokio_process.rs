@@ -10,13 +10,15 @@
 
 #![cfg(target_os = "linux")]
 
+extern crate alloc;
+
 use core::future::Future;
+use core::future::poll_fn;
 use core::pin::Pin;
 use core::task::Poll;
-use std::future::poll_fn;
+use core::time::Duration;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
 use uring_queue::SharedMemory;
 use uring_queue::uring::tokio::{AsyncClient, AsyncServer};
 use uring_queue::uring::{Config, Error, EventFd, NotifierKind, Request, Uring};
@@ -71,11 +73,11 @@ fn peer_ends() -> (SharedMemory, EventFd) {
         .split(' ')
         .map(|n| n.parse().unwrap())
         .collect();
-    // SAFETY: the parent made these descriptors inheritable for us and
-    // passed their numbers; nothing else in this process owns them.
     let [shm, own, peer] = fds[..] else {
         panic!("three descriptors")
     };
+    // SAFETY: the parent made these descriptors inheritable for us and
+    // passed their numbers; nothing else in this process owns them.
     let owned = |fd| unsafe { OwnedFd::from_raw_fd(fd) };
     let shm = SharedMemory::open(owned(shm)).unwrap();
     (shm, EventFd::from_fds(owned(own), owned(peer)))

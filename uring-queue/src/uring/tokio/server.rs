@@ -3,12 +3,12 @@
 use super::wakeup::{Wakeup, tick};
 use crate::uring::{Error, EventFd, Incoming, Server};
 use ::tokio::time::{Sleep, sleep};
+use alloc::boxed::Box;
 use core::fmt;
 use core::future::poll_fn;
 use core::ops::{Deref, DerefMut};
 use core::pin::Pin;
 use core::task::{Context, Poll};
-use std::boxed::Box;
 use std::io;
 
 /// A [`Server`] that runs as a task: [`recv`](Self::recv)`.await`, then
