@@ -102,10 +102,12 @@ impl EventFd {
     /// use std::os::fd::{AsFd, AsRawFd};
     /// use uring_queue::uring::EventFd;
     ///
-    /// let (client, server) = EventFd::pair().unwrap();
-    /// // Each waits on the eventfd the other writes.
-    /// assert_eq!(client.raw_fds().0, server.raw_fds().1);
-    /// assert_eq!(client.as_fd().as_raw_fd(), client.raw_fds().0);
+    /// let (client, _server) = EventFd::pair().unwrap();
+    /// // The descriptor a reactor watches is the one the client waits on;
+    /// // the server holds a descriptor of its own for each eventfd.
+    /// let (own, peer) = client.raw_fds();
+    /// assert_eq!(client.as_fd().as_raw_fd(), own);
+    /// assert_ne!(own, peer);
     /// # }
     /// ```
     pub fn pair() -> io::Result<(Self, Self)> {
@@ -175,7 +177,9 @@ impl EventFd {
     /// ```
     /// # #[cfg(not(miri))] {
     /// let (client, server) = uring_queue::uring::EventFd::pair().unwrap();
-    /// assert_eq!(client.raw_fds().1, server.raw_fds().0);
+    /// // Four descriptors: each side has its own pair.
+    /// let (a, b) = (client.raw_fds(), server.raw_fds());
+    /// assert!(a.0 != a.1 && b.0 != b.1 && a != b);
     /// # }
     /// ```
     pub fn raw_fds(&self) -> (i32, i32) {

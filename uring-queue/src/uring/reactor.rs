@@ -44,3 +44,83 @@ pub(crate) fn check<W: Notifier + ?Sized>(
     own.beat();
     watch.check(peer, notifier, options, parked)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::uring::{Link, Options, Spin};
+
+    fn no_spin() -> Options {
+        Options {
+            spin: 0,
+            ..Options::default()
+        }
+    }
+
+    #[test]
+    fn arm_raises_the_flag_only_when_the_spin_found_nothing() {
+        let link = Link::new();
+        // Ready while spinning: the flag stays down (no wake-up owed).
+        assert!(arm(&link.client, &Options::default(), || true));
+        assert!(!link.client.wake.is_armed());
+        // Once raised, it stays up even if the look after it finds work:
+        // another task of this side may rely on it; the peer lowers it.
+        assert!(arm(&link.client, &no_spin(), || true));
+        assert!(link.client.wake.is_armed());
+        link.client.wake.disarm();
+        assert!(!arm(&link.client, &no_spin(), || false));
+        assert!(link.client.wake.is_armed());
+        // The peer's notify takes it down again, once.
+        assert!(link.client.wake.notify(&Spin));
+        assert!(!link.client.wake.is_armed());
+    }
+
+    #[test]
+    fn arm_looks_again_after_the_flag_is_up() {
+        let link = Link::new();
+        let mut looks = 0;
+        // Empty through the spin, ready at the look after arming: the
+        // handshake's re-check.
+        let ready = arm(&link.client, &Options::default(), || {
+            looks += 1;
+            link.client.wake.is_armed()
+        });
+        assert!(ready);
+        assert_eq!(looks, Options::default().spin + 1);
+    }
+
+    #[test]
+    fn check_beats_and_sees_a_closed_peer() {
+        let link = Link::new();
+        link.server.open(0);
+        let mut watch = Watch::new(&link.server);
+        let options = no_spin();
+        let beat = |l: &Link| {
+            l.client
+                .heartbeat
+                .0
+                .load(crate::loom::sync::atomic::Ordering::Relaxed)
+        };
+        let before = beat(&link);
+        assert!(check(
+            &link.client,
+            &link.server,
+            &Spin,
+            &options,
+            &mut watch,
+            true
+        ));
+        assert_eq!(beat(&link), before.wrapping_add(1));
+        link.server.close();
+        assert!(!check(
+            &link.client,
+            &link.server,
+            &Spin,
+            &options,
+            &mut watch,
+            false
+        ));
+        // Latched.
+        assert!(watch.is_gone());
+    }
+}
