@@ -55,14 +55,17 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     /// wait for a credit: a waiter that leaves while it was the one the
     /// reactor would wake hands that role on.
     pub(crate) fn reactor_hand_off(&self) {
-        for i in 0..N {
-            let (task, _) = self.inner.lock().table.take_waiter(i);
-            if let Some(w) = task {
-                w.wake();
-                return;
-            }
+        let (task, credit) = {
+            let mut inner = self.inner.lock();
+            let task = (0..N).find_map(|i| inner.table.take_waiter(i).0);
+            (task, inner.credit_waiting)
+        };
+        // Woken after the lock is released: a call out to the executor.
+        match task {
+            Some(w) => w.wake(),
+            None if credit => self.wake_credit_waiters(),
+            None => {}
         }
-        self.wake_credit_waiters();
     }
 
     /// The client's notifier.
