@@ -186,6 +186,29 @@ pub const TARGETS: &[Target] = &[
     },
     Target {
         suite: "ipc",
+        sources: &[Source::Row("4B.uring_queue_tokio.t_vs_tokio")],
+        cmp: Cmp::AtMost,
+        threshold: 0.5,
+        label: "4 B round trip, reactor-driven: time vs tokio's UnixStream",
+        needs: None,
+        also: &["4B.uring_queue_tokio.median", "4B.tokio.median"],
+    },
+    Target {
+        suite: "ipc",
+        sources: &[Source::Row(
+            "4B.inflight64.uring_queue_tokio.t_vs_uring_queue",
+        )],
+        cmp: Cmp::AtMost,
+        threshold: 2.0,
+        label: "4 B, 64 in flight, reactor-driven: time vs the blocking calls",
+        needs: None,
+        also: &[
+            "4B.inflight64.uring_queue_tokio.median",
+            "4B.inflight64.uring_queue.median",
+        ],
+    },
+    Target {
+        suite: "ipc",
         sources: &[Source::Row("loaded.4B.uring_queue.t_vs_unix")],
         cmp: Cmp::AtMost,
         threshold: 1.0,

@@ -5,6 +5,7 @@
 use super::Error;
 use super::client::Client;
 use super::entry::{Cqe, Sqe};
+use super::kind::NotifierKind;
 use super::layout::{Config, Header, LINK_OFFSET, Layout};
 use super::link::Link;
 use super::payload::Area;
@@ -156,10 +157,13 @@ impl<'a> Uring<'a> {
     }
 
     /// Attaches to a connection the peer laid out in `region`, validating
-    /// the header against this region.
+    /// the header against this region: [`attach_with`](Self::attach_with)
+    /// for sides that wait on the wake word ([`NotifierKind::Word`]: a
+    /// `Futex`, [`Spin`](super::Spin)).
     ///
     /// # Errors
     ///
+    /// [`Error::NotifierMismatch`] for a region laid out for eventfds, and
     /// [`Error::Region`]: [`RegionError::NotReady`] (worth retrying),
     /// [`RegionError::BadMagic`], [`RegionError::BadVersion`],
     /// [`RegionError::BadOffsets`], [`RegionError::TooSmall`],
@@ -185,8 +189,44 @@ impl<'a> Uring<'a> {
     /// assert_eq!(uring.payload_len(), 1024);
     /// ```
     pub fn attach(region: Region<'a>) -> Result<Self, Error> {
+        Self::attach_with(region, NotifierKind::Word)
+    }
+
+    /// Attaches to a connection the peer laid out in `region` for sides
+    /// that wake through `kind` (see [`Config::with_notifier`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotifierMismatch`] when the region records another kind;
+    /// otherwise as [`attach`](Self::attach).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::uring::{Config, Error, NotifierKind, Uring};
+    /// use uring_queue::Region;
+    ///
+    /// #[repr(C, align(128))]
+    /// struct Mem([u8; 8192]);
+    /// let mut mem = Box::new(Mem([0; 8192]));
+    /// let config = Config::new(4, 4, 0).with_notifier(NotifierKind::EventFd);
+    /// Uring::init(Region::new(&mut mem.0), config).unwrap();
+    /// // A futex side would never be woken by an eventfd side.
+    /// assert_eq!(
+    ///     Uring::attach(Region::new(&mut mem.0)).unwrap_err(),
+    ///     Error::NotifierMismatch { expected: NotifierKind::Word, found: 1 }
+    /// );
+    /// assert!(Uring::attach_with(Region::new(&mut mem.0), NotifierKind::EventFd).is_ok());
+    /// ```
+    pub fn attach_with(region: Region<'a>, kind: NotifierKind) -> Result<Self, Error> {
         let header = layout::header::<Header>(&region, 0, URING_ALIGN)?;
         let layout = Layout::read(header, region.len())?;
+        if layout.notifier != kind as u32 {
+            return Err(Error::NotifierMismatch {
+                expected: kind,
+                found: layout.notifier,
+            });
+        }
         let (link, sq, cq, area) = carve(&region, &layout);
         let sq = SharedRing::attach(sq)?;
         let cq = SharedRing::attach(cq)?;

@@ -1,5 +1,6 @@
 //! The request/response layer's errors.
 
+use super::kind::NotifierKind;
 use crate::RegionError;
 use core::fmt;
 
@@ -52,6 +53,15 @@ pub enum Error {
     Foreign,
     /// The region could not be set up or attached.
     Region(RegionError),
+    /// The region records another way of waking than the attaching side
+    /// uses ([`NotifierKind`]): a futex side and an eventfd side would never
+    /// wake each other.
+    NotifierMismatch {
+        /// The kind the attaching side uses.
+        expected: NotifierKind,
+        /// The word the region records (see [`NotifierKind::from_word`]).
+        found: u32,
+    },
 }
 
 impl fmt::Display for Error {
@@ -67,6 +77,10 @@ impl fmt::Display for Error {
             Self::Foreign => f.write_str("block or ticket of another connection"),
             // The region's own message says what went wrong with it.
             Self::Region(e) => fmt::Display::fmt(e, f),
+            Self::NotifierMismatch { expected, found } => match NotifierKind::from_word(*found) {
+                Some(kind) => write!(f, "the region wakes through {kind}, not {expected}"),
+                None => write!(f, "the region records an unknown notifier kind {found}"),
+            },
         }
     }
 }

@@ -12,6 +12,7 @@
 #[cfg(doc)]
 use super::Uring;
 use super::entry::{Cqe, Sqe};
+use super::kind::NotifierKind;
 use super::link::Link;
 use super::payload::BLOCK_ALIGN;
 use crate::layout::{self, LayoutId, Part, Stamp};
@@ -78,7 +79,10 @@ pub(super) struct Header {
     cq_size: AtomicU32,
     payload_offset: AtomicU32,
     payload_size: AtomicU32,
-    reserved: [AtomicU32; 7],
+    /// The [`NotifierKind`] both sides use (0, [`NotifierKind::Word`], in
+    /// regions laid out before it was recorded).
+    notifier: AtomicU32,
+    reserved: [AtomicU32; 6],
 }
 
 // SAFETY: the stamp and every other field are atomic words.
@@ -123,6 +127,9 @@ pub struct Config {
     /// unpublished (1 to `cq_entries`, default 1): the largest `K` of
     /// [`Uring::into_deferred_client`].
     pub cq_release_every: usize,
+    /// How both sides sleep and wake (default [`NotifierKind::Word`]);
+    /// [`Uring::attach_with`] refuses another.
+    pub notifier: NotifierKind,
 }
 
 impl Config {
@@ -142,7 +149,26 @@ impl Config {
             payload_bytes,
             sq_release_every: 1,
             cq_release_every: 1,
+            notifier: NotifierKind::Word,
         }
+    }
+
+    /// The same configuration with the sides waking through `kind` (for
+    /// [`EventFd`](super::EventFd): [`NotifierKind::EventFd`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::uring::{Config, NotifierKind};
+    ///
+    /// let c = Config::new(8, 8, 0).with_notifier(NotifierKind::EventFd);
+    /// assert_eq!(c.notifier, NotifierKind::EventFd);
+    /// assert_eq!(Config::new(8, 8, 0).notifier, NotifierKind::Word);
+    /// ```
+    #[must_use]
+    pub const fn with_notifier(mut self, kind: NotifierKind) -> Self {
+        self.notifier = kind;
+        self
     }
 
     /// The same configuration with the rings' release intervals: the
@@ -187,6 +213,8 @@ pub(super) struct Layout {
     pub(super) sq: (usize, usize),
     pub(super) cq: (usize, usize),
     pub(super) payload: (usize, usize),
+    /// The recorded [`NotifierKind`]'s word.
+    pub(super) notifier: u32,
 }
 
 impl Layout {
@@ -228,6 +256,7 @@ impl Layout {
             sq: (RINGS_OFFSET, sq_size),
             cq: (cq_offset, cq_size),
             payload: (payload_offset, config.payload_bytes),
+            notifier: config.notifier as u32,
         })
     }
 
@@ -246,6 +275,7 @@ impl Layout {
             (&h.cq_size, self.cq.1),
             (&h.payload_offset, self.payload.0),
             (&h.payload_size, self.payload.1),
+            (&h.notifier, self.notifier as usize),
         ] {
             // `canonical` checked the offsets and sizes fit in a `u32`.
             word.store(u32::try_from(value).unwrap_or(u32::MAX), Ordering::Relaxed);
@@ -270,6 +300,7 @@ impl Layout {
             sq: (word(&h.sq_offset), word(&h.sq_size)),
             cq: (word(&h.cq_offset), word(&h.cq_size)),
             payload: (word(&h.payload_offset), word(&h.payload_size)),
+            notifier: h.notifier.load(Ordering::Relaxed),
         };
         let part = |(start, len), align| Part { start, len, align };
         let end = layout::check_parts(&[

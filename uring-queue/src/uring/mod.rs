@@ -17,7 +17,8 @@
 //!   completion ring holds, so the server can always post a completion
 //!   ([`Error::CompletionRingFull`] if a client breaks this).
 //! - **Wake-ups.** Each side spins for a while, then arms its "needs wakeup"
-//!   flag and parks through a [`Notifier`] (`Futex` on Linux, with `std`); the peer
+//!   flag and parks through a [`Notifier`] (`Futex` or, for a reactor to
+//!   wait on, `EventFd` on Linux, with `std`); the peer
 //!   wakes it only when the flag is armed, so the busy path makes no system
 //!   call.
 //! - **Sharing.** The [`Client`] is `Sync`: threads and tasks share one,
@@ -63,7 +64,10 @@ mod error;
 // region layout keeps its atomics in a region of bytes, where loom's
 // atomics cannot live. Loom models the connection over in-process rings.
 #[cfg(all(feature = "std", target_os = "linux", not(loom)))]
+mod eventfd;
+#[cfg(all(feature = "std", target_os = "linux", not(loom)))]
 mod futex;
+mod kind;
 #[cfg(not(loom))]
 mod layout;
 mod link;
@@ -71,9 +75,13 @@ mod liveness;
 mod options;
 mod park;
 mod payload;
+#[cfg(all(feature = "tokio", target_os = "linux", not(loom)))]
+mod reactor;
 mod request;
 mod server;
 mod table;
+#[cfg(all(feature = "tokio", target_os = "linux", not(loom)))]
+pub mod tokio;
 mod wake;
 
 pub use client::{Call, Client};
@@ -82,7 +90,10 @@ pub use connection::{URING_ALIGN, Uring};
 pub use entry::{Cqe, Sqe};
 pub use error::{Error, Rejected};
 #[cfg(all(feature = "std", target_os = "linux", not(loom)))]
+pub use eventfd::EventFd;
+#[cfg(all(feature = "std", target_os = "linux", not(loom)))]
 pub use futex::Futex;
+pub use kind::NotifierKind;
 #[cfg(not(loom))]
 pub use layout::{Config, URING_MAGIC, URING_VERSION};
 pub use link::Link;

@@ -6,6 +6,8 @@ use super::link::Link;
 use super::liveness::Watch;
 use super::park::{self, Round, SpinBudget};
 use super::payload::{Area, Span};
+#[cfg(all(feature = "tokio", target_os = "linux", not(loom)))]
+use super::reactor;
 use super::wake::Notifier;
 use super::{Error, Options, Rejected};
 use crate::{Consumer, Producer};
@@ -263,6 +265,7 @@ impl<'a, W: Notifier, const K: usize> Server<'a, W, K> {
         area: Area<'a>,
         notifier: W,
     ) -> Self {
+        notifier.bind(&link.server.wake, &link.client.wake);
         let epoch = link.server.open(notifier.process_id());
         Self {
             sq,
@@ -675,6 +678,47 @@ impl<'a, W: Notifier, const K: usize> Server<'a, W, K> {
             }
             Err(r) => Err(r.error),
         }
+    }
+}
+
+/// What a reactor-driven server (the `tokio` feature) asks of the server:
+/// the steps of `uring::reactor` on the server's lines and state.
+#[cfg(all(feature = "tokio", target_os = "linux", not(loom)))]
+impl<W: Notifier, const K: usize> Server<'_, W, K> {
+    /// Publishes what was consumed, spins, then arms the server's wake flag
+    /// for the reactor. Returns whether a request waits.
+    pub(crate) fn reactor_arm(&mut self) -> bool {
+        self.publish_inbound();
+        let sq = &self.sq;
+        reactor::arm(
+            &self.link.server,
+            &self.options,
+            &mut self.spin_budget,
+            || !sq.is_empty(),
+        )
+    }
+
+    /// The liveness checks (see `reactor::check`): whether the client still
+    /// looks alive. Latched in the watch once it does not.
+    pub(crate) fn reactor_check(&mut self, parked: bool) -> bool {
+        reactor::check(
+            &self.link.server,
+            &self.link.client,
+            &self.notifier,
+            &self.options,
+            &mut self.watch,
+            parked,
+        )
+    }
+
+    /// Whether the client's loss is latched.
+    pub(crate) fn is_peer_gone(&self) -> bool {
+        self.watch.is_gone()
+    }
+
+    /// The server's notifier.
+    pub(crate) fn notifier(&self) -> &W {
+        &self.notifier
     }
 }
 

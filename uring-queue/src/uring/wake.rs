@@ -17,6 +17,7 @@
 //! that has not yet reached `wait` returns from it at once (the word is no
 //! longer `ARMED`): no wake-up is lost even without the kernel's help.
 
+use super::kind::NotifierKind;
 use crate::loom::hint;
 use crate::loom::sync::atomic::{AtomicU32, Ordering, fence};
 use core::fmt;
@@ -232,6 +233,21 @@ pub trait Notifier {
     fn has_exited(&self, pid: u32) -> bool {
         let _ = pid;
         false
+    }
+
+    /// How this notifier sleeps and wakes; both sides of a connection must
+    /// agree. Default: [`NotifierKind::Word`], a wait on the flag's word.
+    fn kind(&self) -> NotifierKind {
+        NotifierKind::Word
+    }
+
+    /// Called once as a side takes its role, with the connection's two
+    /// flags: `own`, the one this side parks on, and `peer`, the one it
+    /// notifies. A notifier that sleeps on something other than the flag's
+    /// word (an eventfd) learns here which flags are the connection's; every
+    /// other flag it is handed is process-local. Default: nothing.
+    fn bind(&self, own: &WakeFlag, peer: &WakeFlag) {
+        let _ = (own, peer);
     }
 }
 

@@ -13,6 +13,9 @@
 //! - `uring_queue`, `uring_queue_async`: this workspace's
 //!   `uring_queue::uring` pair over a memfd, driven by its blocking and by
 //!   its async calls (see [`uring`]);
+//! - `uring_queue_tokio`: the same pair driven by tokio's reactor, an
+//!   `AsyncClient` and an `AsyncServer` on a `current_thread` runtime each,
+//!   woken through eventfds (see [`uring_tokio`]);
 //! - `iceoryx2`: iceoryx2 0.10 request/response, busy polling on both sides
 //!   (see the `iceoryx` module); built only with the `iceoryx2` feature, and its rows
 //!   read `NaN` (not measured) without it;
@@ -40,7 +43,10 @@
 //! - `<test>.uring_queue*.t_vs_memcpy_checked`: the crate's variants against
 //!   `memcpy_checked`, the floor of the work;
 //! - `<test>.uring_queue.t_vs_iceoryx2`: the blocking calls against iceoryx2
-//!   (see [`PAIRED`]).
+//!   (see [`PAIRED`]);
+//! - `<test>.uring_queue_tokio.t_vs_tokio` and
+//!   `<test>.uring_queue_tokio.t_vs_uring_queue`: the reactor-driven pair
+//!   against tokio over a Unix socket and against the blocking calls.
 //!
 //! Then `loaded.4B`: the 4 B pair of `unix` and `uring_queue` with two
 //! CPU-bound threads running beside it (see [`loaded`]).
@@ -58,6 +64,7 @@ mod peer;
 mod tokio_unix;
 mod unix;
 mod uring;
+mod uring_tokio;
 mod wire;
 
 use crate::harness::{Compare, Ctx, paired_median, row};
@@ -105,6 +112,7 @@ pub fn peer_main() -> Option<ExitCode> {
         ("unix", unix::serve),
         ("tokio", tokio_unix::serve),
         ("uring_queue", uring::serve),
+        ("uring_queue_tokio", uring_tokio::serve),
         (loaded::ROLE, loaded::serve),
         #[cfg(feature = "iceoryx2")]
         ("iceoryx2", iceoryx::serve),
@@ -144,6 +152,10 @@ const PAIRED: &[(&str, &str, &str)] = &[
     ("uring_queue*", MEMCPY_CHECKED, "t_vs_memcpy_checked"),
     // The blocking calls against the zero-copy anchor.
     ("uring_queue", ICEORYX2, "t_vs_iceoryx2"),
+    // The reactor-driven pair against tokio's sockets, and against the
+    // blocking calls.
+    ("uring_queue_tokio", "tokio", "t_vs_tokio"),
+    ("uring_queue_tokio", "uring_queue", "t_vs_uring_queue"),
 ];
 
 /// The iceoryx2 anchor, or what stands in for it in a build without it.
@@ -216,6 +228,11 @@ pub fn run(ctx: &Ctx) {
     );
     let mut uring_queue = uring::Blocking::new(&connection);
     let mut uring_queue_async = uring::Async::new(&connection);
+    let mut shm_tokio = started("uring_queue_tokio", uring::memory(deep_max));
+    let mut uring_queue_tokio = started(
+        "uring_queue_tokio",
+        uring_tokio::Client::spawn(&mut shm_tokio, deep_max, &patterns, cpu),
+    );
     let mut memcpy = memcpy::Floor::new(&patterns, false);
     let mut memcpy_checked = memcpy::Floor::new(&patterns, true);
     let mut iceoryx2 = iceoryx2(&patterns, cpu, deep_max);
@@ -225,6 +242,7 @@ pub fn run(ctx: &Ctx) {
             ("tokio", &mut tokio),
             ("uring_queue", &mut uring_queue),
             ("uring_queue_async", &mut uring_queue_async),
+            ("uring_queue_tokio", &mut uring_queue_tokio),
             (ICEORYX2, &mut iceoryx2),
             (MEMCPY, &mut memcpy),
             (MEMCPY_CHECKED, &mut memcpy_checked),
@@ -250,6 +268,7 @@ pub fn run(ctx: &Ctx) {
     finish("unix", unix.finish());
     finish("tokio", tokio.finish());
     finish("uring_queue", connection.finish());
+    finish("uring_queue_tokio", uring_queue_tokio.finish());
     #[cfg(feature = "iceoryx2")]
     finish(ICEORYX2, iceoryx2.finish());
 }

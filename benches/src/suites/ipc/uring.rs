@@ -22,21 +22,21 @@ use std::pin::Pin;
 use std::task::Poll;
 use std::time::{Duration, Instant};
 use uring_queue::SharedMemory;
-use uring_queue::uring::{self as uq, Config, Futex, Reply, Request, Ticket, Uring};
+use uring_queue::uring::{self as uq, Config, Futex, Notifier, Reply, Request, Ticket, Uring};
 
 /// In-flight table slots, ring entries and credits: the suite's deepest
 /// pipeline.
-const SLOTS: usize = 64;
+pub(super) const SLOTS: usize = 64;
 
 /// The connection's sizes when at most `SLOTS` requests with bodies of up
 /// to `deep_max` bytes, or two with bodies of up to `MAX_BODY`, are in
 /// flight: a request block and a response block each.
-fn config(deep_max: usize) -> Config {
+pub(super) fn config(deep_max: usize) -> Config {
     let payload = (2 * SLOTS * deep_max).max(2 * MAX_BODY);
     Config::new(SLOTS, SLOTS, payload)
 }
 
-fn err(e: uq::Error) -> IpcError {
+pub(super) fn err(e: uq::Error) -> IpcError {
     IpcError::Transport(format!("uring_queue: {e}"))
 }
 
@@ -51,7 +51,7 @@ pub fn memory(deep_max: usize) -> Result<SharedMemory, IpcError> {
 /// takes a page fault the first time it lands on a part of the payload
 /// area (each side has its own page tables; the memfd's pages themselves
 /// are shared).
-fn populate(shm: &mut SharedMemory) {
+pub(super) fn populate(shm: &mut SharedMemory) {
     let region = shm.region();
     // SAFETY: the range is the whole of a live shared mapping (page-aligned
     // start); MADV_POPULATE_WRITE fills its page tables as a write fault
@@ -127,32 +127,46 @@ impl<'m, 'p> Connection<'m, 'p> {
         self.peer.finish()
     }
 
-    /// A request with a `len`-byte body, copied into a fresh block, and a
-    /// response block as large.
     fn request(&self, len: usize) -> Result<Request, IpcError> {
-        let client = &self.client;
-        let mut body = client.alloc(len).map_err(err)?;
-        client
-            .bytes_mut(&mut body)
-            .map_err(err)?
-            .copy_from_slice(&self.patterns.request[..len]);
-        let response = client.alloc(len).map_err(err)?;
-        Ok(Request::new(wire::request_header(len) as u32)
-            .with_payload(body)
-            .with_response(response))
+        request(&self.client, self.patterns, len)
     }
 
-    /// Checks the reply to a `len`-byte request in place and frees its
-    /// blocks.
     fn check(&self, reply: Result<Reply, uq::Error>, len: usize) -> Result<(), IpcError> {
-        let client = &self.client;
-        let reply = reply.map_err(err)?;
-        wire::check_reply_header(reply.result, len)?;
-        let body = client.response(&reply).map_err(err)?;
-        wire::check_body("reply", body, &self.patterns.reply[..len])?;
-        client.free_reply(reply);
-        Ok(())
+        check(&self.client, self.patterns, reply, len)
     }
+}
+
+/// A request with a `len`-byte body, copied into a fresh block of
+/// `client`'s, and a response block as large.
+pub(super) fn request<W: Notifier>(
+    client: &uq::Client<'_, SLOTS, W>,
+    patterns: &Patterns,
+    len: usize,
+) -> Result<Request, IpcError> {
+    let mut body = client.alloc(len).map_err(err)?;
+    client
+        .bytes_mut(&mut body)
+        .map_err(err)?
+        .copy_from_slice(&patterns.request[..len]);
+    let response = client.alloc(len).map_err(err)?;
+    Ok(Request::new(wire::request_header(len) as u32)
+        .with_payload(body)
+        .with_response(response))
+}
+
+/// Checks the reply to a `len`-byte request in place and frees its blocks.
+pub(super) fn check<W: Notifier>(
+    client: &uq::Client<'_, SLOTS, W>,
+    patterns: &Patterns,
+    reply: Result<Reply, uq::Error>,
+    len: usize,
+) -> Result<(), IpcError> {
+    let reply = reply.map_err(err)?;
+    wire::check_reply_header(reply.result, len)?;
+    let body = client.response(&reply).map_err(err)?;
+    wire::check_body("reply", body, &patterns.reply[..len])?;
+    client.free_reply(reply);
+    Ok(())
 }
 
 /// The blocking calls: `submit`, then `wait` per ticket.
@@ -242,13 +256,13 @@ impl Transport for Async<'_, '_, '_> {
 /// future hands its request to the server before the next one is built,
 /// as the blocking loop does), then finished together, each output handed
 /// on in order as soon as it and those before it are ready.
-struct Batch<F: Future> {
+pub(super) struct Batch<F: Future> {
     futures: Vec<F>,
     outputs: Vec<Option<F::Output>>,
 }
 
 impl<F: Future + Unpin> Batch<F> {
-    fn with_capacity(n: usize) -> Self {
+    pub(super) fn with_capacity(n: usize) -> Self {
         Self {
             futures: Vec::with_capacity(n),
             outputs: Vec::with_capacity(n),
@@ -256,7 +270,7 @@ impl<F: Future + Unpin> Batch<F> {
     }
 
     /// Adds `future` and polls it once.
-    async fn start(&mut self, mut future: F) {
+    pub(super) async fn start(&mut self, mut future: F) {
         let first = poll_fn(|cx| Poll::Ready(Pin::new(&mut future).poll(cx))).await;
         self.outputs.push(match first {
             Poll::Ready(v) => Some(v),
@@ -270,7 +284,7 @@ impl<F: Future + Unpin> Batch<F> {
     /// Polling resumes at the first unfinished future and stops at the next
     /// that is still pending, so replies that come back in order cost one
     /// poll each. Stops at the first error `each` returns.
-    async fn finish<E>(
+    pub(super) async fn finish<E>(
         &mut self,
         mut each: impl FnMut(F::Output) -> Result<(), E>,
     ) -> Result<(), E> {
@@ -314,25 +328,34 @@ pub fn serve(fds: Vec<OwnedFd>) -> Result<(), IpcError> {
         .into_server(Futex::new());
     let patterns = Patterns::new();
     loop {
-        let incoming = match server.recv() {
-            Ok(incoming) => incoming,
+        match server.recv() {
+            Ok(incoming) => answer(&mut server, incoming, &patterns)?,
             Err(uq::Error::PeerGone) => return Ok(()),
             Err(e) => return Err(err(e)),
-        };
-        let len = wire::request_len(incoming.opcode() as i32)?;
-        let (body, response) = server.buffers(&incoming).map_err(err)?;
-        wire::check_body("request", body, &patterns.request[..len])?;
-        let response = response.get_mut(..len).ok_or_else(|| {
-            IpcError::Transport(format!(
-                "response block of {} bytes for a {len}-byte reply",
-                incoming.response_capacity()
-            ))
-        })?;
-        response.copy_from_slice(&patterns.reply[..len]);
-        server
-            .complete(incoming, wire::reply_header(len), len)
-            .map_err(|r| err(r.error))?;
+        }
     }
+}
+
+/// The server's work on one request: checks its body in place, writes the
+/// reply body straight into the response block, completes it.
+pub(super) fn answer<W: Notifier>(
+    server: &mut uq::Server<'_, W>,
+    incoming: uq::Incoming,
+    patterns: &Patterns,
+) -> Result<(), IpcError> {
+    let len = wire::request_len(incoming.opcode() as i32)?;
+    let (body, response) = server.buffers(&incoming).map_err(err)?;
+    wire::check_body("request", body, &patterns.request[..len])?;
+    let response = response.get_mut(..len).ok_or_else(|| {
+        IpcError::Transport(format!(
+            "response block of {} bytes for a {len}-byte reply",
+            incoming.response_capacity()
+        ))
+    })?;
+    response.copy_from_slice(&patterns.reply[..len]);
+    server
+        .complete(incoming, wire::reply_header(len), len)
+        .map_err(|r| err(r.error))
 }
 
 #[cfg(test)]

@@ -12,8 +12,26 @@ pub(crate) mod atomic {
     #[cfg(all(not(loom), feature = "portable-atomic"))]
     pub(crate) use portable_atomic::{AtomicU32, Ordering, fence};
 
+    /// Pointer-sized words: only the eventfd notifier needs them.
+    #[cfg(all(
+        not(loom),
+        feature = "portable-atomic",
+        feature = "std",
+        target_os = "linux"
+    ))]
+    pub(crate) use portable_atomic::AtomicUsize;
+
     #[cfg(all(not(loom), not(feature = "portable-atomic")))]
     pub(crate) use core::sync::atomic::{AtomicU32, Ordering, fence};
+
+    /// Pointer-sized words: only the eventfd notifier needs them.
+    #[cfg(all(
+        not(loom),
+        not(feature = "portable-atomic"),
+        feature = "std",
+        target_os = "linux"
+    ))]
+    pub(crate) use core::sync::atomic::AtomicUsize;
 }
 
 #[cfg(all(loom, feature = "alloc"))]

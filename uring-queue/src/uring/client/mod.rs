@@ -11,6 +11,8 @@
 mod blocks;
 mod call;
 mod park;
+#[cfg(all(feature = "tokio", target_os = "linux", not(loom)))]
+mod reactor;
 mod submit;
 mod wait;
 mod wakeups;
@@ -287,6 +289,7 @@ impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
         area: Area<'a>,
         notifier: W,
     ) -> Self {
+        notifier.bind(&link.client.wake, &link.server.wake);
         let epoch = link.client.open(notifier.process_id());
         let ring_credits = sq.capacity().min(cq.capacity()).min(u32::MAX as usize) as u32;
         let inner = Inner {

@@ -1,0 +1,77 @@
+//! What a reactor-driven client (the `tokio` feature) asks of the client:
+//! the steps of `uring::reactor` on the client's lines and state.
+
+use super::Client;
+use crate::uring::Error;
+use crate::uring::reactor;
+use crate::uring::wake::Notifier;
+
+impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
+    /// Publishes what was consumed, spins, then arms the client's wake flag
+    /// for the reactor. Returns whether completions wait to be routed.
+    pub(crate) fn reactor_arm(&self) -> bool {
+        let (options, mut budget) = {
+            let mut inner = self.inner.lock();
+            inner.publish_inbound();
+            (inner.options, inner.spin_budget)
+        };
+        let ready = reactor::arm(&self.link.client, &options, &mut budget, || {
+            !self.inner.lock().cq.is_empty()
+        });
+        self.inner.lock().spin_budget = budget;
+        ready
+    }
+
+    /// Runs the liveness checks (see `reactor::check`); once the server is
+    /// gone, latches it and wakes every waiter, so each future resolves to
+    /// [`Error::PeerGone`] (after its reply, if that was posted).
+    pub(crate) fn reactor_check(&self, parked: bool) -> Result<(), Error> {
+        let (mut watch, options) = {
+            let inner = self.inner.lock();
+            (inner.watch, inner.options)
+        };
+        let alive = reactor::check(
+            &self.link.client,
+            &self.link.server,
+            &self.notifier,
+            &options,
+            &mut watch,
+            parked,
+        );
+        {
+            let mut inner = self.inner.lock();
+            // A concurrent check may have latched first: keep a latch.
+            if !inner.watch.is_gone() {
+                inner.watch = watch;
+            }
+        }
+        if alive {
+            Ok(())
+        } else {
+            self.wake_all();
+            Err(Error::PeerGone)
+        }
+    }
+
+    /// Wakes one task that waits for a reply, or failing that those that
+    /// wait for a credit: a waiter that leaves while it was the one the
+    /// reactor would wake hands that role on.
+    pub(crate) fn reactor_hand_off(&self) {
+        let (task, credit) = {
+            let mut inner = self.inner.lock();
+            let task = (0..N).find_map(|i| inner.table.take_waiter(i).0);
+            (task, inner.credit_waiting)
+        };
+        // Woken after the lock is released: a call out to the executor.
+        match task {
+            Some(w) => w.wake(),
+            None if credit => self.wake_credit_waiters(),
+            None => {}
+        }
+    }
+
+    /// The client's notifier.
+    pub(crate) fn notifier(&self) -> &W {
+        &self.notifier
+    }
+}

@@ -1,0 +1,259 @@
+//! The reactor-driven client: calls whose completions the runtime's
+//! reactor routes, so that no thread of the caller's has to drive.
+
+use super::wakeup::{Wakeup, tick};
+use crate::loom::sync::atomic::{AtomicUsize, Ordering};
+use crate::uring::{Client, Error, EventFd, Reply, Request};
+use ::tokio::time::{Sleep, sleep};
+use core::fmt;
+use core::future::poll_fn;
+use core::ops::Deref;
+use core::pin::{Pin, pin};
+use core::task::{Context, Poll};
+use core::time::Duration;
+use std::io;
+
+/// A [`Client`] whose calls are driven by the tokio runtime they run on:
+/// [`call`](Self::call)`.await` needs no other thread, on a `current_thread`
+/// runtime too.
+///
+/// A waiting call arms the client's "needs wakeup" flag and returns to the
+/// runtime; the reactor wakes it when the server writes the client's
+/// eventfd, and it routes every completion that arrived (waking the calls
+/// they belong to). One waiting call at a time is the one the reactor
+/// wakes; one that leaves while it is hands that on. A timer of the
+/// client's park timeout ([`Options::park_timeout`](crate::uring::Options))
+/// runs the liveness checks, so a server that closes, exits (even by
+/// `SIGKILL`), restarts or goes stale gives every waiting call
+/// [`Error::PeerGone`] within about one park timeout.
+///
+/// The runtime needs its I/O and time drivers (`enable_all`). The
+/// [`Client`] underneath (through `Deref`) keeps its blocking calls and
+/// [`Client::call_async`] futures, for code that drives itself.
+///
+/// # Examples
+///
+/// Client and server as two tasks of one `current_thread` runtime:
+///
+/// ```
+/// # #[cfg(not(miri))] {
+/// use uring_queue::uring::tokio::{AsyncClient, AsyncServer};
+/// use uring_queue::uring::{Config, EventFd, NotifierKind, Request, Uring};
+/// use uring_queue::Region;
+///
+/// #[repr(C, align(128))]
+/// struct Mem([u8; 8192]);
+/// let mut mem = Box::new(Mem([0; 8192]));
+/// let config = Config::new(4, 4, 0).with_notifier(NotifierKind::EventFd);
+/// let (for_client, for_server) = EventFd::pair().unwrap();
+/// let (client, server) = Uring::init(Region::new(&mut mem.0), config)
+///     .unwrap()
+///     .split::<4, _, _>(for_client, for_server);
+/// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+/// rt.block_on(async {
+///     let client = AsyncClient::new(client).unwrap();
+///     let mut server = AsyncServer::new(server).unwrap();
+///     let serve = async {
+///         let incoming = server.recv().await.unwrap();
+///         let op = incoming.opcode() as i32;
+///         server.complete(incoming, op * 10, 0).unwrap();
+///     };
+///     let (reply, ()) = tokio::join!(client.call(Request::new(4)), serve);
+///     assert_eq!(reply.unwrap().result, 40);
+/// });
+/// # }
+/// ```
+pub struct AsyncClient<'a, const N: usize, const K: usize = 1> {
+    client: Client<'a, N, EventFd, K>,
+    wakeup: Wakeup,
+    /// The id of the waiting call the reactor wakes; 0 for none.
+    registered: AtomicUsize,
+    next_id: AtomicUsize,
+}
+
+impl<const N: usize, const K: usize> fmt::Debug for AsyncClient<'_, N, K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AsyncClient")
+            .field("client", &self.client)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a, const N: usize, const K: usize> AsyncClient<'a, N, K> {
+    /// Registers the client's eventfd with the current tokio runtime.
+    ///
+    /// # Errors
+    ///
+    /// Outside a tokio runtime, or when the eventfd cannot be registered.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[cfg(not(miri))] {
+    /// use uring_queue::uring::tokio::AsyncClient;
+    /// use uring_queue::uring::{Config, EventFd, NotifierKind, Uring};
+    /// use uring_queue::Region;
+    ///
+    /// #[repr(C, align(128))]
+    /// struct Mem([u8; 8192]);
+    /// let mut mem = Box::new(Mem([0; 8192]));
+    /// let config = Config::new(4, 4, 0).with_notifier(NotifierKind::EventFd);
+    /// let (for_client, _) = EventFd::pair().unwrap();
+    /// let client = Uring::init(Region::new(&mut mem.0), config)
+    ///     .unwrap()
+    ///     .into_client::<4, _>(for_client);
+    /// // No runtime here: refused, not a panic.
+    /// assert!(AsyncClient::new(client).is_err());
+    /// # }
+    /// ```
+    pub fn new(client: Client<'a, N, EventFd, K>) -> io::Result<Self> {
+        use std::os::fd::AsFd;
+        let wakeup = Wakeup::new(client.notifier().as_fd())?;
+        Ok(Self {
+            client,
+            wakeup,
+            registered: AtomicUsize::new(0),
+            next_id: AtomicUsize::new(1),
+        })
+    }
+
+    /// The client back, to use without the runtime.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[cfg(not(miri))] {
+    /// # use uring_queue::uring::tokio::AsyncClient;
+    /// # use uring_queue::uring::{Config, EventFd, NotifierKind, Uring};
+    /// # use uring_queue::Region;
+    /// # #[repr(C, align(128))]
+    /// # struct Mem([u8; 8192]);
+    /// # let mut mem = Box::new(Mem([0; 8192]));
+    /// # let config = Config::new(4, 4, 0).with_notifier(NotifierKind::EventFd);
+    /// # let (for_client, _) = EventFd::pair().unwrap();
+    /// # let client = Uring::init(Region::new(&mut mem.0), config).unwrap().into_client::<4, _>(for_client);
+    /// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    /// let client = rt.block_on(async { AsyncClient::new(client).unwrap().into_inner() });
+    /// assert_eq!(client.in_flight(), 0);
+    /// # }
+    /// ```
+    pub fn into_inner(self) -> Client<'a, N, EventFd, K> {
+        self.client
+    }
+
+    /// Submits `request` (waiting for a credit if none is free) and waits
+    /// for its reply, both through the runtime. Dropped before the reply,
+    /// the call cancels the request ([`Client::cancel`]); its credit comes
+    /// back when the reply arrives, and later calls are unaffected.
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::call`]: [`Error::PeerGone`] once the server closed,
+    /// exited, restarted or went stale; [`Error::Corrupted`];
+    /// [`Error::Foreign`] for blocks of another client.
+    ///
+    /// # Examples
+    ///
+    /// See [`AsyncClient`].
+    pub async fn call(&self, request: Request) -> Result<Reply, Error> {
+        let id = self.take_id();
+        let _leave = Leave { client: self, id };
+        let mut call = pin!(self.client.call_async(request));
+        let mut timer = pin!(None::<Sleep>);
+        let mut submitted = false;
+        poll_fn(|cx| {
+            if !core::mem::replace(&mut submitted, true) {
+                // The first poll submits and returns at once, without
+                // spinning: the caller may have more calls to submit
+                // before it waits (64 in flight). It is polled again at
+                // once, and then spins and waits.
+                let first = call.as_mut().poll(cx);
+                if first.is_pending() {
+                    cx.waker().wake_by_ref();
+                }
+                return first;
+            }
+            self.poll_call(call.as_mut(), timer.as_mut(), id, cx)
+        })
+        .await
+    }
+
+    /// A fresh non-zero id for a call.
+    fn take_id(&self) -> usize {
+        loop {
+            let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+            if id != 0 {
+                return id;
+            }
+        }
+    }
+
+    /// One poll of call `id`: its own progress first; while it waits, the
+    /// handshake of `uring::reactor` on the client's flag, then the reactor
+    /// and the liveness timer.
+    fn poll_call<F: Future<Output = Result<Reply, Error>>>(
+        &self,
+        mut call: Pin<&mut F>,
+        mut timer: Pin<&mut Option<Sleep>>,
+        id: usize,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<Reply, Error>> {
+        loop {
+            if let Poll::Ready(reply) = call.as_mut().poll(cx) {
+                return Poll::Ready(reply);
+            }
+            // Completions to route, or the server gone (latched, so the
+            // next poll of the call reports it): look again.
+            if self.client.reactor_arm() || self.client.reactor_check(false).is_err() {
+                continue;
+            }
+            if self.wakeup.poll(cx).is_ready() {
+                continue;
+            }
+            self.registered.store(id, Ordering::Relaxed);
+            let period = self.park_timeout();
+            if timer.is_none() {
+                timer.set(Some(sleep(period)));
+            }
+            let Some(sleep) = timer.as_mut().as_pin_mut() else {
+                return Poll::Pending;
+            };
+            if !tick(sleep, period, cx) {
+                return Poll::Pending;
+            }
+            // A park timeout without news: judge the server.
+            let _ = self.client.reactor_check(true);
+        }
+    }
+
+    fn park_timeout(&self) -> Duration {
+        self.client.options().park_timeout
+    }
+}
+
+impl<'a, const N: usize, const K: usize> Deref for AsyncClient<'a, N, K> {
+    type Target = Client<'a, N, EventFd, K>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.client
+    }
+}
+
+/// Leaves with a call, finished or dropped: if the reactor would wake it,
+/// another waiting call takes that role.
+struct Leave<'c, 'a, const N: usize, const K: usize> {
+    client: &'c AsyncClient<'a, N, K>,
+    id: usize,
+}
+
+impl<const N: usize, const K: usize> Drop for Leave<'_, '_, N, K> {
+    fn drop(&mut self) {
+        let registered = &self.client.registered;
+        if registered
+            .compare_exchange(self.id, 0, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+        {
+            self.client.client.reactor_hand_off();
+        }
+    }
+}

@@ -1,0 +1,195 @@
+//! The reactor-driven server: a task that awaits requests.
+
+use super::wakeup::{Wakeup, tick};
+use crate::uring::{Error, EventFd, Incoming, Server};
+use ::tokio::time::{Sleep, sleep};
+use alloc::boxed::Box;
+use core::fmt;
+use core::future::poll_fn;
+use core::ops::{Deref, DerefMut};
+use core::pin::Pin;
+use core::task::{Context, Poll};
+use std::io;
+
+/// A [`Server`] that runs as a task: [`recv`](Self::recv)`.await`, then
+/// [`Server::complete`] (through `DerefMut`) as usual.
+///
+/// While no request waits, `recv` arms the server's "needs wakeup" flag and
+/// returns to the runtime, whose reactor wakes it when the client writes
+/// the server's eventfd. A timer of the park timeout runs the liveness
+/// checks: a client that closes, exits, restarts or goes stale ends `recv`
+/// with [`Error::PeerGone`] (after every request it sent was received).
+/// The runtime needs its I/O and time drivers (`enable_all`).
+///
+/// # Examples
+///
+/// See [`AsyncClient`](super::AsyncClient); across processes,
+/// `examples/tokio_echo.rs`.
+pub struct AsyncServer<'a, const K: usize = 1> {
+    server: Server<'a, EventFd, K>,
+    wakeup: Wakeup,
+    /// The liveness timer: made once, so that no `recv` allocates.
+    timer: Pin<Box<Sleep>>,
+}
+
+impl<const K: usize> fmt::Debug for AsyncServer<'_, K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AsyncServer")
+            .field("server", &self.server)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a, const K: usize> AsyncServer<'a, K> {
+    /// Registers the server's eventfd with the current tokio runtime.
+    ///
+    /// # Errors
+    ///
+    /// Outside a tokio runtime, or when the eventfd cannot be registered.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[cfg(not(miri))] {
+    /// use uring_queue::uring::tokio::AsyncServer;
+    /// use uring_queue::uring::{Config, EventFd, NotifierKind, Uring};
+    /// use uring_queue::Region;
+    ///
+    /// #[repr(C, align(128))]
+    /// struct Mem([u8; 8192]);
+    /// let mut mem = Box::new(Mem([0; 8192]));
+    /// let config = Config::new(4, 4, 0).with_notifier(NotifierKind::EventFd);
+    /// let (_, for_server) = EventFd::pair().unwrap();
+    /// let server = Uring::init(Region::new(&mut mem.0), config).unwrap().into_server(for_server);
+    /// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    /// rt.block_on(async {
+    ///     let mut server = AsyncServer::new(server).unwrap();
+    ///     assert_eq!(server.try_recv(), Ok(None));
+    /// });
+    /// # }
+    /// ```
+    pub fn new(server: Server<'a, EventFd, K>) -> io::Result<Self> {
+        use std::os::fd::AsFd;
+        let wakeup = Wakeup::new(server.notifier().as_fd())?;
+        let timer = Box::pin(sleep(server.options().park_timeout));
+        Ok(Self {
+            server,
+            wakeup,
+            timer,
+        })
+    }
+
+    /// The server back, to use without the runtime.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[cfg(not(miri))] {
+    /// # use uring_queue::uring::tokio::AsyncServer;
+    /// # use uring_queue::uring::{Config, EventFd, NotifierKind, Uring};
+    /// # use uring_queue::Region;
+    /// # #[repr(C, align(128))]
+    /// # struct Mem([u8; 8192]);
+    /// # let mut mem = Box::new(Mem([0; 8192]));
+    /// # let config = Config::new(4, 4, 0).with_notifier(NotifierKind::EventFd);
+    /// # let (_, for_server) = EventFd::pair().unwrap();
+    /// # let server = Uring::init(Region::new(&mut mem.0), config).unwrap().into_server(for_server);
+    /// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    /// let mut server = rt.block_on(async { AsyncServer::new(server).unwrap().into_inner() });
+    /// assert_eq!(server.try_recv(), Ok(None));
+    /// # }
+    /// ```
+    pub fn into_inner(self) -> Server<'a, EventFd, K> {
+        self.server
+    }
+
+    /// Waits, through the runtime, for the next request.
+    ///
+    /// # Errors
+    ///
+    /// As [`Server::recv`]: [`Error::PeerGone`] once the client went away
+    /// and every request it sent was received; [`Error::Corrupted`].
+    ///
+    /// # Examples
+    ///
+    /// See [`AsyncClient`](super::AsyncClient).
+    pub async fn recv(&mut self) -> Result<Incoming, Error> {
+        poll_fn(|cx| self.poll_recv(cx)).await
+    }
+
+    /// The poll behind [`recv`](Self::recv), for hand-written futures and
+    /// streams: ready with the next request (or an error); otherwise the
+    /// task of `cx` is woken when one may have come.
+    ///
+    /// # Errors
+    ///
+    /// As [`recv`](Self::recv).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[cfg(not(miri))] {
+    /// # use uring_queue::uring::tokio::AsyncServer;
+    /// # use uring_queue::uring::{Config, EventFd, NotifierKind, Uring};
+    /// # use uring_queue::Region;
+    /// # #[repr(C, align(128))]
+    /// # struct Mem([u8; 8192]);
+    /// # let mut mem = Box::new(Mem([0; 8192]));
+    /// # let config = Config::new(4, 4, 0).with_notifier(NotifierKind::EventFd);
+    /// # let (for_client, for_server) = EventFd::pair().unwrap();
+    /// # let (client, server) = Uring::init(Region::new(&mut mem.0), config).unwrap().split::<4, _, _>(for_client, for_server);
+    /// use core::task::{Context, Waker};
+    /// use uring_queue::uring::Request;
+    ///
+    /// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    /// rt.block_on(async {
+    ///     let mut server = AsyncServer::new(server).unwrap();
+    ///     let mut cx = Context::from_waker(Waker::noop());
+    ///     assert!(server.poll_recv(&mut cx).is_pending());
+    ///     client.try_submit(Request::new(3)).unwrap();
+    ///     let incoming = server.poll_recv(&mut cx);
+    ///     assert!(matches!(incoming, core::task::Poll::Ready(Ok(ref i)) if i.opcode() == 3));
+    /// # });
+    /// # }
+    /// ```
+    pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Result<Incoming, Error>> {
+        loop {
+            match self.server.try_recv() {
+                Ok(Some(incoming)) => return Poll::Ready(Ok(incoming)),
+                Ok(None) => {}
+                Err(e) => return Poll::Ready(Err(e)),
+            }
+            if self.server.is_peer_gone() {
+                return Poll::Ready(Err(Error::PeerGone));
+            }
+            // A request, or the client gone: look again (requests it sent
+            // before it went are still delivered).
+            if self.server.reactor_arm() || !self.server.reactor_check(false) {
+                continue;
+            }
+            if self.wakeup.poll(cx).is_ready() {
+                continue;
+            }
+            let period = self.server.options().park_timeout;
+            if !tick(self.timer.as_mut(), period, cx) {
+                return Poll::Pending;
+            }
+            // A park timeout without news: judge the client.
+            let _ = self.server.reactor_check(true);
+        }
+    }
+}
+
+impl<'a, const K: usize> Deref for AsyncServer<'a, K> {
+    type Target = Server<'a, EventFd, K>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.server
+    }
+}
+
+impl<const K: usize> DerefMut for AsyncServer<'_, K> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.server
+    }
+}
