@@ -223,6 +223,16 @@ impl Block {
     }
 }
 
+impl Block {
+    /// `owner`'s block of `span` (an empty span is no block).
+    pub(crate) fn of(owner: Owner, span: Span) -> Self {
+        Self {
+            owner: (span.len != 0).then_some(owner),
+            span,
+        }
+    }
+}
+
 impl Default for Block {
     fn default() -> Self {
         Self::empty()
