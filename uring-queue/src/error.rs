@@ -17,6 +17,7 @@ use core::fmt;
 /// assert_eq!(tx.push(3).map_err(Error::from), Err(Error::Full));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum Error {
     /// No free slot: the consumer has not caught up.
     Full,
@@ -72,6 +73,7 @@ impl core::error::Error for Error {}
 /// assert_eq!(e.to_string(), "capacity 4294967296 exceeds the limit of 2147483648");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum CapacityError {
     /// Capacities must be powers of two (and not zero).
     NotPowerOfTwo {
@@ -119,6 +121,7 @@ impl core::error::Error for CapacityError {}
 /// assert_eq!(e.to_string(), "region is not ready yet (state 0x00000000)");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum RegionError {
     /// The region is smaller than the header, or than the layout needs.
     TooSmall {

@@ -698,6 +698,17 @@ impl<T> fmt::Debug for PushError<T> {
     }
 }
 
+// Without the value, as `Debug`: `T` need not be `defmt::Format`.
+#[cfg(feature = "defmt")]
+impl<T> defmt::Format for PushError<T> {
+    fn format(&self, f: defmt::Formatter<'_>) {
+        match self {
+            Self::Full(_) => defmt::write!(f, "Full(..)"),
+            Self::Corrupted(_) => defmt::write!(f, "Corrupted(..)"),
+        }
+    }
+}
+
 impl<T> fmt::Display for PushError<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(&self.error(), f)

@@ -139,10 +139,16 @@ impl Layout {
     /// Writes the layout into `h`, stamped but not yet published (the
     /// creator publishes once the index lines are reset too).
     pub(super) fn write<T>(&self, h: &Header) {
+        self.write_elements(h, size_of::<T>(), align_of::<T>());
+    }
+
+    /// [`write`](Self::write) for elements of `size` and `align` bytes: one
+    /// copy of the code for every element type.
+    fn write_elements(&self, h: &Header, size: usize, align: usize) {
         h.stamp.begin(ID);
         for (word, value) in [
-            (&h.elem_size, size_of::<T>()),
-            (&h.elem_align, align_of::<T>()),
+            (&h.elem_size, size),
+            (&h.elem_align, align),
             (&h.capacity, self.capacity as usize),
             (&h.producer_offset, self.producer),
             (&h.consumer_offset, self.consumer),

@@ -20,6 +20,7 @@ use core::fmt;
 /// assert_eq!(e.to_string(), "region is not aligned to 128 bytes");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum Error {
     /// The peer closed its side, its process exited, it re-attached (a new
     /// epoch), or its heartbeat went stale. Latched: the connection is over.
@@ -136,6 +137,15 @@ impl<T> fmt::Display for Rejected<T> {
 }
 
 impl<T: fmt::Debug> core::error::Error for Rejected<T> {}
+
+// The error only, so that `T` (a request, an incoming request) need not be
+// `defmt::Format`.
+#[cfg(feature = "defmt")]
+impl<T> defmt::Format for Rejected<T> {
+    fn format(&self, f: defmt::Formatter<'_>) {
+        defmt::write!(f, "Rejected {{ error: {}, .. }}", self.error);
+    }
+}
 
 impl<T> From<Rejected<T>> for Error {
     fn from(r: Rejected<T>) -> Self {

@@ -19,6 +19,7 @@ use core::fmt;
 /// assert_eq!(NotifierKind::from_word(9), None);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[repr(u32)]
 pub enum NotifierKind {
     /// The waiter sleeps on the "needs wakeup" word itself, and the waker

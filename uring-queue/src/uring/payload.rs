@@ -223,6 +223,16 @@ impl Block {
     }
 }
 
+impl Block {
+    /// `owner`'s block of `span` (an empty span is no block).
+    pub(crate) fn of(owner: Owner, span: Span) -> Self {
+        Self {
+            owner: (span.len != 0).then_some(owner),
+            span,
+        }
+    }
+}
+
 impl Default for Block {
     fn default() -> Self {
         Self::empty()
@@ -261,8 +271,29 @@ impl<const N: usize> Allocator<N> {
         }
     }
 
+    /// The live blocks, sorted by offset.
     fn live(&self) -> &[Span] {
-        &self.live.as_flattened()[..self.count]
+        // `count <= 2 * N` always; `get` keeps the bound check free of a
+        // panic path.
+        self.live
+            .as_flattened()
+            .get(..self.count)
+            .unwrap_or_default()
+    }
+
+    /// The free range before live block `i` (after the last one for
+    /// `i == count`): from the granule after block `i - 1` to block `i`'s
+    /// start (or the area's end).
+    fn gap_before(&self, live: &[Span], i: usize) -> (u64, u64) {
+        let start = match i.checked_sub(1).and_then(|p| live.get(p)) {
+            Some(prev) => prev.end().next_multiple_of(BLOCK_ALIGN as u64),
+            None => 0,
+        };
+        let end = match live.get(i) {
+            Some(next) => u64::from(next.offset),
+            None => u64::from(self.area_len),
+        };
+        (start, end)
     }
 
     pub(crate) fn alloc(&mut self, len: usize) -> Result<Span, Error> {
@@ -275,41 +306,34 @@ impl<const N: usize> Allocator<N> {
         }
         // `len <= max < 2^32`, and `max` is a multiple of the granule.
         let need = len.next_multiple_of(BLOCK_ALIGN) as u64;
-        if self.count == 2 * N {
+        let count = self.count;
+        if count >= 2 * N {
             return Err(Error::NoSpace { len });
         }
-        let count = self.count;
-        let gap_before = |live: &[Span], i: usize| -> (u64, u64) {
-            let start = if i == 0 {
-                0
-            } else {
-                live[i - 1].end().next_multiple_of(BLOCK_ALIGN as u64)
-            };
-            let end = if i == count {
-                u64::from(self.area_len)
-            } else {
-                u64::from(live[i].offset)
-            };
-            (start, end)
-        };
         let live = self.live();
         let cursor = self.cursor.min(count);
-        let found = (cursor..=count).chain(0..cursor).find(|&i| {
-            let (start, end) = gap_before(live, i);
-            end - start >= need
-        });
-        let Some(i) = found else {
+        let fits = |i: &usize| {
+            let (start, end) = self.gap_before(live, *i);
+            end.checked_sub(start).is_some_and(|gap| gap >= need)
+        };
+        let Some(i) = (cursor..=count).chain(0..cursor).find(fits) else {
             return Err(Error::NoSpace { len });
         };
-        let (start, _) = gap_before(live, i);
+        let (start, _) = self.gap_before(live, i);
         let span = Span {
             offset: start as u32,
             len: len as u32,
         };
-        let flat = self.live.as_flattened_mut();
-        flat.copy_within(i..count, i + 1);
-        flat[i] = span;
-        self.count += 1;
+        // Blocks `i..count` move up one place to make room at `i` (the
+        // table has room: `count < 2 * N`).
+        let Some(tail) = self.live.as_flattened_mut().get_mut(i..=count) else {
+            return Err(Error::NoSpace { len });
+        };
+        let mut carry = span;
+        for slot in tail {
+            core::mem::swap(slot, &mut carry);
+        }
+        self.count = count + 1;
         self.cursor = i + 1;
         Ok(span)
     }
@@ -318,13 +342,23 @@ impl<const N: usize> Allocator<N> {
         if span.len == 0 {
             return;
         }
-        if let Ok(i) = self.live().binary_search_by_key(&span.offset, |s| s.offset) {
-            let count = self.count;
-            self.live.as_flattened_mut().copy_within(i + 1..count, i);
-            self.count -= 1;
-            if self.cursor > i {
-                self.cursor -= 1;
+        let Ok(i) = self.live().binary_search_by_key(&span.offset, |s| s.offset) else {
+            return;
+        };
+        // Blocks `i + 1..count` move down one place over block `i`.
+        let Some(tail) = self.live.as_flattened_mut().get_mut(i..self.count) else {
+            return;
+        };
+        let mut slots = tail.iter_mut();
+        if let Some(mut hole) = slots.next() {
+            for next in slots {
+                *hole = *next;
+                hole = next;
             }
+        }
+        self.count -= 1;
+        if self.cursor > i {
+            self.cursor -= 1;
         }
     }
 
@@ -364,5 +398,42 @@ mod tests {
         }
         assert_eq!(a.live_blocks(), 0);
         assert_eq!(a.alloc(960).unwrap().offset, 0);
+    }
+
+    #[test]
+    fn live_blocks_stay_sorted_disjoint_and_in_the_area() {
+        let mut a = Allocator::<4>::new(1024);
+        // The spans handed out and not freed: `held[..n]`.
+        let (mut held, mut n) = ([Span::default(); 8], 0);
+        // A fixed pseudo-random walk of allocations and frees (xorshift).
+        let mut x = 0x9e37_79b9u32;
+        for _ in 0..if cfg!(miri) { 300 } else { 5000 } {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            if x.is_multiple_of(3) && n > 0 {
+                let i = x as usize / 3 % n;
+                a.free(held[i]);
+                n -= 1;
+                held.swap(i, n);
+            } else {
+                match a.alloc(1 + (x >> 8) as usize % 300) {
+                    Ok(span) => {
+                        held[n] = span;
+                        n += 1;
+                    }
+                    Err(Error::NoSpace { .. }) => assert!(n > 0),
+                    Err(e) => panic!("{e}"),
+                }
+            }
+            let live = a.live();
+            assert_eq!(live.len(), n);
+            assert!(
+                live.windows(2)
+                    .all(|w| w[0].end() <= u64::from(w[1].offset))
+            );
+            assert!(live.iter().all(|s| s.offset % 64 == 0 && s.end() <= 1024));
+            assert!(held[..n].iter().all(|s| live.contains(s)));
+        }
     }
 }

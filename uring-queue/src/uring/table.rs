@@ -16,7 +16,7 @@
 //! never reaches a later one.
 
 use super::Error;
-use super::payload::{Block, Span};
+use super::payload::{Block, Owner, Span};
 use super::request::{Reply, Tag};
 use core::task::Waker;
 
@@ -45,8 +45,8 @@ enum State {
 pub(crate) struct Slot {
     generation: u32,
     state: State,
-    payload: Block,
-    response: Block,
+    payload: Span,
+    response: Span,
     /// A thread blocks on this slot's reply, parked on the slot's own flag:
     /// whoever routes the reply wakes it.
     pub(crate) parked: bool,
@@ -61,7 +61,7 @@ impl Slot {
 
     /// Takes the reply out, if the slot holds one (the caller then frees
     /// the slot).
-    fn take_reply(&mut self) -> Option<Reply> {
+    fn take_reply(&mut self, owner: Owner) -> Option<Reply> {
         let State::Done {
             result,
             flags,
@@ -73,8 +73,8 @@ impl Slot {
         Some(Reply {
             result,
             flags,
-            payload: core::mem::take(&mut self.payload),
-            response: core::mem::take(&mut self.response),
+            payload: Block::of(owner, core::mem::take(&mut self.payload)),
+            response: Block::of(owner, core::mem::take(&mut self.response)),
             response_len,
         })
     }
@@ -144,26 +144,29 @@ pub(crate) struct Table<const N: usize> {
     outstanding: u32,
     /// The bound on `outstanding`: the smaller ring capacity.
     ring_credits: u32,
+    /// The client whose blocks the slots hold (replies hand them back).
+    owner: Owner,
 }
 
 impl<const N: usize> Table<N> {
-    /// An empty table whose requests in flight the rings bound to
-    /// `ring_credits`.
-    pub(crate) fn new(ring_credits: u32) -> Self {
+    /// An empty table of `owner`'s requests, whose requests in flight the
+    /// rings bound to `ring_credits`.
+    pub(crate) fn new(ring_credits: u32, owner: Owner) -> Self {
         Self {
             slots: core::array::from_fn(|i| Slot {
                 generation: 0,
                 state: State::Free {
                     next: u32::try_from(i + 1).ok().filter(|&n| (n as usize) < N),
                 },
-                payload: Block::empty(),
-                response: Block::empty(),
+                payload: Span::default(),
+                response: Span::default(),
                 parked: false,
             }),
             free_head: if N == 0 { None } else { Some(0) },
             in_flight: 0,
             outstanding: 0,
             ring_credits,
+            owner,
         }
     }
 
@@ -247,8 +250,8 @@ impl<const N: usize> Table<N> {
         &mut self,
         vacancy: Vacancy,
         waker: Option<Waker>,
-        payload: Block,
-        response: Block,
+        payload: Span,
+        response: Span,
     ) {
         if let Some(slot) = self.slots.get_mut(vacancy.tag.index as usize) {
             slot.state = State::Pending { waker };
@@ -276,7 +279,7 @@ impl<const N: usize> Table<N> {
     ) -> Result<Completed, Error> {
         let tag = Tag::from_user_data(user_data);
         let slot = self.slot_mut(tag).ok_or(Error::Corrupted)?;
-        if response_len as usize > slot.response.len() {
+        if response_len > slot.response.len {
             return Err(Error::Corrupted);
         }
         let completed = match &mut slot.state {
@@ -294,8 +297,8 @@ impl<const N: usize> Table<N> {
                 }
             }
             State::Abandoned => {
-                let payload = core::mem::take(&mut slot.payload).span;
-                let response = core::mem::take(&mut slot.response).span;
+                let payload = core::mem::take(&mut slot.payload);
+                let response = core::mem::take(&mut slot.response);
                 self.release(tag.index);
                 Completed::Discarded { payload, response }
             }
@@ -319,8 +322,9 @@ impl<const N: usize> Table<N> {
         waker: Option<&Waker>,
         new: &mut Option<Waker>,
     ) -> Result<Polled, Error> {
+        let owner = self.owner;
         let slot = self.slot_mut(tag).ok_or(Error::Foreign)?;
-        if let Some(reply) = slot.take_reply() {
+        if let Some(reply) = slot.take_reply(owner) {
             self.release(tag.index);
             return Ok(Polled::Reply(reply));
         }
@@ -345,8 +349,9 @@ impl<const N: usize> Table<N> {
     /// [`Error::Foreign`] when the tag names no request of this table (any
     /// more), or one already given up.
     pub(crate) fn cancel(&mut self, tag: Tag) -> Result<Cancelled, Error> {
+        let owner = self.owner;
         let slot = self.slot_mut(tag).ok_or(Error::Foreign)?;
-        if let Some(reply) = slot.take_reply() {
+        if let Some(reply) = slot.take_reply(owner) {
             self.release(tag.index);
             return Ok(Cancelled::Released {
                 payload: reply.payload.span,

@@ -1,6 +1,7 @@
 //! uring-queue's `uring` as firmware: the client and the server in one
 //! static region with the `Spin` notifier, the client in `main`, the server
-//! polled from interrupt handlers (pended, then the timer).
+//! polled from interrupt handlers (pended, then the timer); a refusal
+//! logged with defmt.
 #![no_std]
 #![no_main]
 
@@ -83,6 +84,15 @@ fn uring_in_irq() -> Outcome {
         *slot = Some(client.try_submit(request).map_err(|_| "a credit is free")?);
     }
     let refused = client.try_submit(Request::new(SUM)).map(|_| ());
+    // What a firmware logs here, through uring-queue's `defmt` feature.
+    let logged = firmware::log::logged_bytes();
+    if let Err(rejected) = &refused {
+        defmt::println!("fifth request: {}", rejected);
+    }
+    ensure(
+        firmware::log::logged_bytes() > logged,
+        "defmt formats the refusal",
+    )?;
     ensure(
         refused.map_err(|r| r.error) == Err(Error::Busy),
         "no fifth credit",

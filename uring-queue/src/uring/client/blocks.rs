@@ -196,7 +196,8 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     ///
     /// # Errors
     ///
-    /// [`Error::Foreign`] for a reply of another client.
+    /// [`Error::Foreign`] for a reply of another client, or one whose
+    /// response block was replaced by a block shorter than the response.
     ///
     /// # Examples
     ///
@@ -216,10 +217,18 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     /// let reply = client.wait(ticket).unwrap();
     /// // Only the bytes the server reported, not the whole block.
     /// assert_eq!(client.response(&reply).unwrap(), b"yes");
+    ///
+    /// // A block too short for the response, put in the reply's place, is
+    /// // refused rather than read past.
+    /// let mut reply = reply;
+    /// let out = std::mem::replace(&mut reply.response, client.alloc(2).unwrap());
+    /// assert_eq!(client.response(&reply), Err(uring_queue::uring::Error::Foreign));
+    /// client.free(out);
     /// ```
     pub fn response<'b>(&'b self, reply: &'b Reply) -> Result<&'b [u8], Error> {
         let bytes = self.bytes(&reply.response)?;
-        // `route` checked the length against the block.
-        Ok(&bytes[..reply.response_len()])
+        // `route` checked the length against the block the request carried;
+        // a shorter block put in its place since does not hold the response.
+        bytes.get(..reply.response_len()).ok_or(Error::Foreign)
     }
 }

@@ -292,10 +292,14 @@ impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
         notifier.bind(&link.client.wake, &link.server.wake);
         let epoch = link.client.open(notifier.process_id());
         let ring_credits = sq.capacity().min(cq.capacity()).min(u32::MAX as usize) as u32;
+        let owner = Owner {
+            area: area.id(),
+            epoch,
+        };
         let inner = Inner {
             sq,
             cq,
-            table: Table::new(ring_credits),
+            table: Table::new(ring_credits, owner),
             alloc: Allocator::new(area.len()),
             options: Options::default(),
             spin_budget: SpinBudget::new(),
@@ -311,10 +315,7 @@ impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
         };
         Self {
             link,
-            owner: Owner {
-                area: area.id(),
-                epoch,
-            },
+            owner,
             area,
             notifier,
             slot_flags: core::array::from_fn(|_| WakeFlag::new()),

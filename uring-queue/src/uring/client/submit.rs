@@ -94,9 +94,7 @@ impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
                 return reject(Error::Corrupted, request);
             }
         }
-        inner
-            .table
-            .occupy(vacancy, waker, request.payload, request.response);
+        inner.table.occupy(vacancy, waker, payload, response);
         drop(inner);
         self.link.server.wake.notify(&self.notifier);
         self.link.client.beat();

@@ -5,6 +5,9 @@ use super::*;
 use core::sync::atomic::{AtomicUsize, Ordering};
 use core::task::{RawWaker, RawWakerVTable};
 
+/// The client whose blocks the tables hold.
+const OWNER: Owner = Owner { area: 0, epoch: 0 };
+
 /// The wakers of the tests' tasks: one `static` table, so that
 /// `Waker::will_wake` tells tasks apart by their data alone, under Miri too
 /// (which may give a table built per call a new address each time).
@@ -36,7 +39,7 @@ fn task(woken: &AtomicUsize) -> Waker {
 /// Submits one request with no blocks.
 fn submit<const N: usize>(table: &mut Table<N>, waker: Option<Waker>) -> Tag {
     let vacancy = table.vacancy().unwrap();
-    table.occupy(vacancy, waker, Block::empty(), Block::empty());
+    table.occupy(vacancy, waker, Span::default(), Span::default());
     vacancy.tag
 }
 
@@ -46,7 +49,7 @@ fn complete<const N: usize>(table: &mut Table<N>, tag: Tag, result: i32) -> Comp
 
 #[test]
 fn the_smaller_of_slots_and_ring_credits_bounds_submissions() {
-    let mut table = Table::<4>::new(2);
+    let mut table = Table::<4>::new(2, OWNER);
     let a = submit(&mut table, None);
     let b = submit(&mut table, None);
     assert_ne!(a, b);
@@ -58,7 +61,7 @@ fn the_smaller_of_slots_and_ring_credits_bounds_submissions() {
     assert_eq!((table.outstanding(), table.in_flight()), (1, 2));
     assert!(table.has_credit());
 
-    let mut table = Table::<2>::new(4);
+    let mut table = Table::<2>::new(4, OWNER);
     for tag in [submit(&mut table, None), submit(&mut table, None)] {
         let _ = complete(&mut table, tag, 0);
     }
@@ -69,7 +72,7 @@ fn the_smaller_of_slots_and_ring_credits_bounds_submissions() {
 
 #[test]
 fn a_taken_reply_frees_its_slot_under_a_new_generation() {
-    let mut table = Table::<1>::new(1);
+    let mut table = Table::<1>::new(1, OWNER);
     let tag = submit(&mut table, None);
     let _ = complete(&mut table, tag, 42);
     let Ok(Polled::Reply(reply)) = table.poll(tag, None, &mut None) else {
@@ -95,7 +98,7 @@ fn a_taken_reply_frees_its_slot_under_a_new_generation() {
 
 #[test]
 fn the_free_list_hands_out_the_slot_freed_last() {
-    let mut table = Table::<3>::new(3);
+    let mut table = Table::<3>::new(3, OWNER);
     let tags = [0; 3].map(|_| submit(&mut table, None));
     assert_eq!(tags.map(|t| t.index), [0, 1, 2]);
     for tag in [tags[2], tags[0]] {
@@ -109,7 +112,7 @@ fn the_free_list_hands_out_the_slot_freed_last() {
 
 #[test]
 fn completions_the_peer_cannot_make_are_refused() {
-    let mut table = Table::<2>::new(2);
+    let mut table = Table::<2>::new(2, OWNER);
     let tag = submit(&mut table, None);
     // A slot never submitted, an index out of range, a stale generation.
     let free = Tag { index: 1, ..tag };
@@ -141,14 +144,11 @@ fn completions_the_peer_cannot_make_are_refused() {
 
 #[test]
 fn a_response_fits_its_block() {
-    let mut table = Table::<1>::new(1);
+    let mut table = Table::<1>::new(1, OWNER);
     let vacancy = table.vacancy().unwrap();
     let tag = vacancy.tag;
-    let response = Block {
-        owner: None,
-        span: Span { offset: 64, len: 8 },
-    };
-    table.occupy(vacancy, None, Block::empty(), response);
+    let response = Span { offset: 64, len: 8 };
+    table.occupy(vacancy, None, Span::default(), response);
     assert_eq!(
         table.complete(tag.user_data(), 0, 0, 9).unwrap_err(),
         Error::Corrupted
@@ -166,7 +166,7 @@ fn a_response_fits_its_block() {
 #[test]
 fn a_completion_names_the_task_and_the_parked_thread_to_wake() {
     let woken = AtomicUsize::new(0);
-    let mut table = Table::<2>::new(2);
+    let mut table = Table::<2>::new(2, OWNER);
     let tag = submit(&mut table, Some(task(&woken)));
     table.slot_at(tag.index).unwrap().parked = true;
     match complete(&mut table, tag, 0) {
@@ -186,7 +186,7 @@ fn a_completion_names_the_task_and_the_parked_thread_to_wake() {
 #[test]
 fn a_poll_keeps_one_waker_per_task() {
     let (first_woken, second_woken) = (AtomicUsize::new(0), AtomicUsize::new(0));
-    let mut table = Table::<1>::new(1);
+    let mut table = Table::<1>::new(1, OWNER);
     let tag = submit(&mut table, None);
     let first = task(&first_woken);
     // No waker yet: the caller is asked for a clone.
@@ -220,14 +220,11 @@ fn a_poll_keeps_one_waker_per_task() {
 #[test]
 fn a_cancelled_request_keeps_its_slot_until_its_completion() {
     let woken = AtomicUsize::new(0);
-    let mut table = Table::<1>::new(1);
+    let mut table = Table::<1>::new(1, OWNER);
     let vacancy = table.vacancy().unwrap();
     let tag = vacancy.tag;
-    let payload = Block {
-        owner: None,
-        span: Span { offset: 0, len: 4 },
-    };
-    table.occupy(vacancy, Some(task(&woken)), payload, Block::empty());
+    let payload = Span { offset: 0, len: 4 };
+    table.occupy(vacancy, Some(task(&woken)), payload, Span::default());
     assert!(matches!(
         table.cancel(tag),
         Ok(Cancelled::Abandoned { waker: Some(_) })
@@ -252,7 +249,7 @@ fn a_cancelled_request_keeps_its_slot_until_its_completion() {
 
 #[test]
 fn cancelling_a_completed_request_frees_it_at_once() {
-    let mut table = Table::<1>::new(1);
+    let mut table = Table::<1>::new(1, OWNER);
     let tag = submit(&mut table, None);
     let _ = complete(&mut table, tag, 0);
     assert!(matches!(table.cancel(tag), Ok(Cancelled::Released { .. })));
@@ -263,7 +260,7 @@ fn cancelling_a_completed_request_frees_it_at_once() {
 #[test]
 fn a_latched_failure_finds_every_waiter() {
     let woken = AtomicUsize::new(0);
-    let mut table = Table::<3>::new(3);
+    let mut table = Table::<3>::new(3, OWNER);
     let a = submit(&mut table, Some(task(&woken)));
     let b = submit(&mut table, None);
     table.slot_at(b.index).unwrap().parked = true;
