@@ -138,6 +138,7 @@ impl<F: Borrow<File>> FileBackend<F> {
         let mut done = 0usize;
         // The next byte to fill: `parts[first][skip]`.
         let (mut first, mut skip) = (0usize, 0usize);
+        let mut iov: heapless::Vec<libc::iovec, CHUNK> = heapless::Vec::new();
         while done < total {
             let Some(at) = addr.checked_add(done as u64) else {
                 return Err(PartialRead {
@@ -151,7 +152,10 @@ impl<F: Borrow<File>> FileBackend<F> {
                     kind: ReadErrorKind::OutOfBounds,
                 });
             };
-            let iov = iovecs::<CHUNK>(&mut parts[first..], skip);
+            // Filled in place, not returned: a returned table of CHUNK
+            // iovecs would be copied (16 KiB) on every call.
+            iov.clear();
+            iovecs(&mut iov, &mut parts[first..], skip);
             // SAFETY: each iovec describes the unfilled tail of one part, or
             // of several parts that lie back to back in memory, each a live
             // `&mut [u8]` borrowed mutably for this whole function, so the
@@ -182,12 +186,16 @@ impl<F: Borrow<File>> FileBackend<F> {
     }
 }
 
-/// The iovecs of `parts` from byte `skip` of the first, at most `M`: parts
-/// that follow each other in memory (one buffer cut into ops) share one
-/// iovec, so that the kernel copies once instead of once per part.
+/// Pushes onto `iov` (empty) the iovecs of `parts` from byte `skip` of
+/// the first, at most `M`: parts that follow each other in memory (one
+/// buffer cut into ops) share one iovec, so that the kernel copies once
+/// instead of once per part.
 #[cfg(target_os = "linux")]
-fn iovecs<const M: usize>(parts: &mut [&mut [u8]], skip: usize) -> heapless::Vec<libc::iovec, M> {
-    let mut iov: heapless::Vec<libc::iovec, M> = heapless::Vec::new();
+fn iovecs<const M: usize>(
+    iov: &mut heapless::Vec<libc::iovec, M>,
+    parts: &mut [&mut [u8]],
+    skip: usize,
+) {
     for (k, part) in parts.iter_mut().take(M).enumerate() {
         let tail = &mut part[if k == 0 { skip } else { 0 }..];
         let (base, len) = (tail.as_mut_ptr(), tail.len());
@@ -203,7 +211,6 @@ fn iovecs<const M: usize>(parts: &mut [&mut [u8]], skip: usize) -> heapless::Vec
             }
         }
     }
-    iov
 }
 
 /// The next byte to fill, `parts[first][skip]`, after `left` more bytes
