@@ -1,9 +1,9 @@
-//! Two sides pinned to one CPU: the peer cannot answer while we spin, so
-//! the default options must not spin it out. They do not yield (a yield
-//! beside a CPU-bound thread gives that thread the CPU for the rest of its
-//! slice); the adaptive spin falls to `min_spin` and the side parks, which
-//! gives the CPU to the peer. In a test binary of its own, because it pins
-//! its threads.
+//! Two sides pinned to one CPU: the peer cannot answer while we spin. The
+//! default options do not yield (a yield beside a CPU-bound thread gives
+//! that thread the CPU for the rest of its slice); the adaptive spin falls
+//! to `min_spin` and the side parks, which gives the CPU to the peer. The
+//! pair runs on the defaults and on the options the docs give for a shared
+//! CPU. In a test binary of its own, because it pins its threads.
 
 #![cfg(all(feature = "std", target_os = "linux"))]
 
@@ -24,19 +24,31 @@ fn pin_to_one_cpu() {
 
 #[test]
 #[cfg_attr(miri, ignore = "system calls")]
-fn a_pair_pinned_to_one_cpu_runs_on_the_defaults() {
+fn a_pair_pinned_to_one_cpu_runs_on_the_defaults_and_the_shared_cpu_options() {
     // Threads spawned from here inherit the pinning.
     pin_to_one_cpu();
     let o = Options::default();
-    assert_eq!((o.spin, o.min_spin, o.yield_every), (4096, 64, 0));
+    assert_eq!((o.spin, o.min_spin, o.yield_every), (4096, 1024, 0));
     assert_eq!(o.park_timeout, core::time::Duration::from_millis(10));
     assert_eq!(o.stale_after, None);
+    let shared = Options {
+        min_spin: 64,
+        yield_every: 64,
+        ..o
+    };
+    for options in [o, shared] {
+        run_pair(options);
+    }
+}
 
+fn run_pair(options: Options) {
     #[repr(C, align(128))]
     struct Mem([u8; 16384]);
     let mut mem = Box::new(Mem([0; 16384]));
     let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 0)).unwrap();
-    let (client, mut server) = uring.split::<4, _, _>(Futex::new(), Futex::new());
+    let (mut client, mut server) = uring.split::<4, _, _>(Futex::new(), Futex::new());
+    client.set_options(options);
+    server.set_options(options);
     std::thread::scope(|s| {
         s.spawn(move || {
             loop {

@@ -47,24 +47,6 @@ pub mod thread {
     pub fn yield_now() {
         core::hint::spin_loop();
     }
-
-    /// Whether this process may run on one CPU only (`available_parallelism`
-    /// is 1: pinned, or a cgroup quota of one CPU), where a spinning thread
-    /// keeps the CPU from the thread it waits for. Asked once, then cached.
-    ///
-    /// `false` without `std` (nothing to ask), under loom (models do not
-    /// depend on the machine) and under Miri (which models one CPU and has no
-    /// scheduler to yield to).
-    pub(crate) fn on_one_cpu() -> bool {
-        #[cfg(all(feature = "std", not(loom), not(miri)))]
-        {
-            static ONE_CPU: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-            *ONE_CPU
-                .get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() == 1))
-        }
-        #[cfg(not(all(feature = "std", not(loom), not(miri))))]
-        false
-    }
 }
 
 /// Runs a model: under loom, `f` in every interleaving loom explores;

@@ -33,13 +33,11 @@ use core::time::Duration;
 /// let mut client = Client::<4, _>::from_rings(sq_tx, cq_rx, &link, Spin);
 /// let mut server = Server::from_rings(sq_rx, cq_tx, &link, Spin);
 /// let defaults = Options::default();
-/// assert_eq!((defaults.spin, defaults.yield_every), (4096, 0));
-/// // 1024, or 64 in a process that may run on one CPU only.
-/// assert!(defaults.min_spin <= defaults.spin);
+/// assert_eq!((defaults.spin, defaults.min_spin, defaults.yield_every), (4096, 1024, 0));
 ///
 /// let dedicated = Options { min_spin: defaults.spin, ..defaults };
 /// client.set_options(dedicated);
-/// let one_cpu = Options { yield_every: 64, ..defaults };
+/// let one_cpu = Options { min_spin: 64, yield_every: 64, ..defaults };
 /// server.set_options(one_cpu);
 /// assert_eq!(client.options().min_spin, 4096);
 /// assert_eq!(server.options().yield_every, 64);
@@ -60,12 +58,14 @@ pub struct Options {
     /// also lets the scheduler run the peer at once when it is woken.
     pub spin: u32,
     /// The least the adaptive spin budget falls to (see
-    /// [`spin`](Self::spin)). Default: 1024, or 64 when this process may
-    /// run on one CPU only (`available_parallelism` is 1: pinned, or a
-    /// cgroup quota of one CPU), where the peer may share that CPU and
-    /// answers only once this side parks. Set it to `spin` for a fixed
-    /// budget: when the peer's CPU is known to be its own (pinned cores, a
-    /// real-time setup) and the spin should never shrink.
+    /// [`spin`](Self::spin)). Default: 1024, enough that a side with a
+    /// core of its own keeps catching replies that take a few microseconds
+    /// (a 64 KiB body checked and copied) without a system call each.
+    /// Lower it (64, with `yield_every`) when both sides may share one CPU:
+    /// there the peer answers only once this side parks or yields. Set it
+    /// to `spin` for a fixed budget: when the peer's CPU is known to be its
+    /// own (pinned cores, a real-time setup) and the spin should never
+    /// shrink.
     pub min_spin: u32,
     /// With `std`: while spinning, give the CPU to another thread
     /// (`yield_now`) after every this many checks; 0 never yields.
@@ -93,24 +93,11 @@ pub struct Options {
     pub stale_after: Option<u32>,
 }
 
-/// The floor of the adaptive spin: low when this process may run on one
-/// CPU only (pinned, or a cgroup quota of one CPU), where the peer may
-/// share that CPU and can answer only once we park; higher elsewhere,
-/// where a side woken from a park beside busy threads may wait longer for
-/// a CPU than a spin would have taken.
-fn default_min_spin() -> u32 {
-    if crate::loom::thread::on_one_cpu() {
-        64
-    } else {
-        1024
-    }
-}
-
 impl Default for Options {
     fn default() -> Self {
         Self {
             spin: 1 << 12,
-            min_spin: default_min_spin(),
+            min_spin: 1024,
             yield_every: 0,
             park_timeout: Duration::from_millis(10),
             stale_after: None,
