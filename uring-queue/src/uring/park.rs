@@ -30,30 +30,56 @@ pub(crate) fn spin_step(i: u32, yield_every: u32) {
 /// and the budget doubles again when spinning shows it would pay: an entry
 /// found in the second half of the budget, or right after it ran out (the
 /// park round's first look, before it sleeps).
+///
+/// A budget that has fallen cannot see an entry that comes later than it
+/// looks but sooner than the ceiling would have: a peer that takes some
+/// tens of microseconds (a large body checked and copied) would then cost
+/// a park and a wake-up every time. So every [`PROBE_EVERY`]th spin below
+/// the ceiling is a probe that looks for up to `Options::spin` checks; an
+/// entry it finds sets the budget to twice the checks it took.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct SpinBudget(u32);
+pub(crate) struct SpinBudget {
+    /// Checks of the next spin (clamped to the options when used).
+    checks: u32,
+    /// Spins since the last probe.
+    since_probe: u32,
+}
+
+/// How often a fallen budget probes with the full ceiling.
+pub(crate) const PROBE_EVERY: u32 = 16;
 
 impl SpinBudget {
     /// A full budget (`Options::spin`) to start with.
     pub(crate) const fn new() -> Self {
-        Self(u32::MAX)
+        Self {
+            checks: u32::MAX,
+            since_probe: 0,
+        }
     }
 
     fn checks(self, options: &Options) -> u32 {
-        self.0
+        self.checks
             .clamp(options.min_spin.min(options.spin), options.spin)
     }
 
     /// The spinning phase: checks `ready` up to the budget's number of
-    /// times, a [`spin_step`] apart, and adapts the budget. Returns whether
-    /// it became ready.
+    /// times (the ceiling's, when it probes), a [`spin_step`] apart, and
+    /// adapts the budget. Returns whether it became ready.
     #[inline]
     pub(crate) fn spin(&mut self, options: &Options, mut ready: impl FnMut() -> bool) -> bool {
         let checks = self.checks(options);
-        for i in 0..checks {
+        let mut limit = checks;
+        if checks < options.spin {
+            self.since_probe += 1;
+            if self.since_probe >= PROBE_EVERY {
+                self.since_probe = 0;
+                limit = options.spin;
+            }
+        }
+        for i in 0..limit {
             if ready() {
-                self.0 = if i >= checks / 2 {
-                    checks.saturating_mul(2)
+                self.checks = if i >= checks / 2 {
+                    checks.max(i.saturating_add(1)).saturating_mul(2)
                 } else {
                     checks
                 };
@@ -61,13 +87,13 @@ impl SpinBudget {
             }
             spin_step(i, options.yield_every);
         }
-        self.0 = checks / 2;
+        self.checks = checks / 2;
         false
     }
 
     /// The entry came right after the spin gave up: spin longer next time.
     pub(crate) fn came_just_after(&mut self, options: &Options) {
-        self.0 = self.checks(options).saturating_mul(2);
+        self.checks = self.checks(options).saturating_mul(2);
     }
 }
 
@@ -173,6 +199,38 @@ mod tests {
             budget.came_just_after(&options);
         }
         assert_eq!(run(&mut budget, &options, None), (false, 256));
+    }
+
+    #[test]
+    fn a_fallen_budget_probes_with_the_ceiling_and_keeps_what_pays() {
+        let options = Options {
+            spin: 4096,
+            min_spin: 64,
+            yield_every: 0,
+            ..Options::default()
+        };
+        let mut budget = SpinBudget::new();
+        // The entry never comes while spinning: the budget falls to the
+        // floor, and one spin in PROBE_EVERY looks for the whole ceiling.
+        let mut made = [0u32; 2 * super::PROBE_EVERY as usize + 1];
+        for m in &mut made {
+            *m = run(&mut budget, &options, None).1;
+        }
+        assert_eq!(made[..7], [4096, 2048, 1024, 512, 256, 128, 64]);
+        let probes = made.iter().filter(|&&m| m == 4096).count();
+        assert_eq!(probes, 3, "the first spin and two probes: {made:?}");
+        // An entry at check 3000 (later than the floor, sooner than the
+        // ceiling): the next probe finds it, and the budget covers it.
+        let mut caught = None;
+        for n in 0..super::PROBE_EVERY {
+            if run(&mut budget, &options, Some(3000)).0 {
+                caught = Some(n);
+                break;
+            }
+        }
+        assert!(caught.is_some(), "a probe finds the entry");
+        assert_eq!(run(&mut budget, &options, Some(3000)), (true, 3001));
+        assert_eq!(run(&mut budget, &options, Some(3000)), (true, 3001));
     }
 
     #[test]
