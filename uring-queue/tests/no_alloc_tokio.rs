@@ -77,6 +77,7 @@ struct Mem([u8; 1 << 16]);
 const ROUNDS: u32 = 10_000;
 
 #[test]
+#[cfg_attr(miri, ignore = "eventfd and epoll system calls")]
 fn the_tokio_pair_allocates_nothing_per_request() {
     let mut mem = Box::new(Mem([0; 1 << 16]));
     let config = Config::new(8, 8, 4096).with_notifier(NotifierKind::EventFd);
