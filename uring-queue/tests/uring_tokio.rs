@@ -121,6 +121,10 @@ async fn join_all<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "tokio's reactor: epoll waits with timers, too slow under Miri; tests/uring_kind.rs and the reactor's unit tests cover the pure steps"
+)]
 fn calls_complete_on_a_current_thread_runtime_with_nothing_else_driving() {
     let mut mem = memory();
     let (client, server) = one_thread(pair(&mut mem));
@@ -142,6 +146,10 @@ fn calls_complete_on_a_current_thread_runtime_with_nothing_else_driving() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "tokio's reactor: epoll waits with timers, too slow under Miri; tests/uring_kind.rs and the reactor's unit tests cover the pure steps"
+)]
 fn sixty_four_calls_in_flight() {
     let mut mem = memory();
     let (client, server) = one_thread(pair(&mut mem));
@@ -190,6 +198,10 @@ async fn cancel_after<F: Future>(future: F, polls: u64) -> Option<F::Output> {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "tokio's reactor: epoll waits with timers, too slow under Miri; tests/uring_kind.rs and the reactor's unit tests cover the pure steps"
+)]
 fn calls_dropped_at_random_points_leave_the_client_consistent() {
     let mut mem = memory();
     let (client, server) = one_thread(pair(&mut mem));
@@ -228,6 +240,10 @@ fn calls_dropped_at_random_points_leave_the_client_consistent() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "tokio's reactor: epoll waits with timers, too slow under Miri; tests/uring_kind.rs and the reactor's unit tests cover the pure steps"
+)]
 fn every_waiting_call_gets_peer_gone_when_the_server_goes() {
     let mut mem = memory();
     let (client, server) = one_thread(pair(&mut mem));
@@ -256,6 +272,10 @@ fn every_waiting_call_gets_peer_gone_when_the_server_goes() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "tokio's reactor: epoll waits with timers, too slow under Miri; tests/uring_kind.rs and the reactor's unit tests cover the pure steps"
+)]
 fn a_blocking_server_serves_an_async_client() {
     let mut mem = memory();
     let (client, mut server) = pair(&mut mem);
@@ -284,6 +304,10 @@ fn a_blocking_server_serves_an_async_client() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "tokio's reactor: epoll waits with timers, too slow under Miri; tests/uring_kind.rs and the reactor's unit tests cover the pure steps"
+)]
 fn tasks_on_a_multi_thread_runtime_share_a_client() {
     let mem: &'static mut Mem = Box::leak(memory());
     let (client, server) = pair(mem);
