@@ -9,8 +9,8 @@ extern crate alloc;
 
 use core::future::Future;
 use core::future::poll_fn;
-use core::pin::Pin;
 use core::task::{Context, Poll};
+use futures_util::future::join_all;
 use uring_queue::Region;
 use uring_queue::uring::tokio::{AsyncClient, AsyncServer};
 use uring_queue::uring::{
@@ -99,27 +99,6 @@ async fn echo_call(client: &AsyncClient<'_, SLOTS>, op: u32, len: usize) -> Resu
     Ok(())
 }
 
-/// Polls every future until all are done: a join of any number, without
-/// a futures crate.
-async fn join_all<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
-    let mut futures: Vec<Pin<Box<F>>> = futures.into_iter().map(Box::pin).collect();
-    let mut outputs: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
-    poll_fn(|cx| {
-        let mut done = true;
-        for (f, out) in futures.iter_mut().zip(outputs.iter_mut()) {
-            if out.is_none() {
-                match f.as_mut().poll(cx) {
-                    Poll::Ready(v) => *out = Some(v),
-                    Poll::Pending => done = false,
-                }
-            }
-        }
-        if done { Poll::Ready(()) } else { Poll::Pending }
-    })
-    .await;
-    outputs.into_iter().map(Option::unwrap).collect()
-}
-
 #[test]
 #[cfg_attr(
     miri,
@@ -160,7 +139,7 @@ fn sixty_four_calls_in_flight() {
             for round in 0..200u32 {
                 let calls = (0..64u32)
                     .map(|i| client.call(Request::new(round * 64 + i)))
-                    .collect();
+                    .collect::<Vec<_>>();
                 for (i, reply) in join_all(calls).await.into_iter().enumerate() {
                     assert_eq!(reply.unwrap().result, (round * 64 + i as u32) as i32 * 2);
                 }
@@ -218,7 +197,7 @@ fn calls_dropped_at_random_points_leave_the_client_consistent() {
                         let op = round * 128 + i as u32;
                         cancel_after(client.call(Request::new(op)), rng.next() % 4)
                     })
-                    .collect();
+                    .collect::<Vec<_>>();
                 for reply in join_all(calls).await.into_iter().flatten() {
                     assert!(reply.unwrap().result % 2 == 0);
                     finished += 1;
@@ -229,7 +208,9 @@ fn calls_dropped_at_random_points_leave_the_client_consistent() {
             // them nothing is left in flight (the cancelled calls' replies
             // came before theirs and were discarded).
             assert_eq!(client.credits(), 64);
-            let calls = (0..64u32).map(|i| client.call(Request::new(i))).collect();
+            let calls = (0..64u32)
+                .map(|i| client.call(Request::new(i)))
+                .collect::<Vec<_>>();
             for (i, reply) in join_all(calls).await.into_iter().enumerate() {
                 assert_eq!(reply.unwrap().result, i as i32 * 2);
             }
@@ -257,7 +238,9 @@ fn every_waiting_call_gets_peer_gone_when_the_server_goes() {
             }
             drop(server);
         };
-        let calls = (0..16u32).map(|i| client.call(Request::new(i))).collect();
+        let calls = (0..16u32)
+            .map(|i| client.call(Request::new(i)))
+            .collect::<Vec<_>>();
         let (replies, ()) = tokio::join!(join_all(calls), stop);
         assert!(
             replies

@@ -12,11 +12,8 @@
 
 extern crate alloc;
 
-use core::future::Future;
-use core::future::poll_fn;
-use core::pin::Pin;
-use core::task::Poll;
 use core::time::Duration;
+use futures_util::future::join_all;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::process::{Child, Command, Stdio};
 use uring_queue::SharedMemory;
@@ -110,26 +107,6 @@ fn serve(answer: u64) -> ! {
     std::process::exit(code)
 }
 
-/// Polls every future until all are done.
-async fn join_all<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
-    let mut futures: Vec<Pin<Box<F>>> = futures.into_iter().map(Box::pin).collect();
-    let mut outputs: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
-    poll_fn(|cx| {
-        let mut done = true;
-        for (f, out) in futures.iter_mut().zip(outputs.iter_mut()) {
-            if out.is_none() {
-                match f.as_mut().poll(cx) {
-                    Poll::Ready(v) => *out = Some(v),
-                    Poll::Pending => done = false,
-                }
-            }
-        }
-        if done { Poll::Ready(()) } else { Poll::Pending }
-    })
-    .await;
-    outputs.into_iter().map(Option::unwrap).collect()
-}
-
 /// `n` requests, `DEPTH` at a time, every result checked.
 async fn run_client(client: &AsyncClient<'_, SLOTS>, n: u32) -> Result<u32, Error> {
     let mut seq = 0;
@@ -137,7 +114,7 @@ async fn run_client(client: &AsyncClient<'_, SLOTS>, n: u32) -> Result<u32, Erro
         let batch = (n - seq).min(DEPTH as u32);
         let calls = (seq..seq + batch)
             .map(|op| client.call(Request::new(op)))
-            .collect();
+            .collect::<Vec<_>>();
         for (op, reply) in (seq..).zip(join_all(calls).await) {
             assert_eq!(reply?.result, op as i32 + 1, "request {op}");
         }
@@ -184,7 +161,7 @@ fn a_killed_server_gives_every_waiting_call_peer_gone() {
         assert_eq!(run_client(&client, 1000).await, Ok(1000));
         let calls = (0..DEPTH as u32)
             .map(|op| client.call(Request::new(op)))
-            .collect();
+            .collect::<Vec<_>>();
         let kill = async {
             // Every call is waiting by now (the server answers no more).
             tokio::time::sleep(Duration::from_millis(50)).await;
