@@ -60,11 +60,13 @@ mod client;
 mod connection;
 mod entry;
 mod error;
+// Built under loom too, with real eventfds (loom models only its own
+// primitives): process-local flags spin there instead of using the futex.
+#[cfg(all(feature = "std", target_os = "linux"))]
+mod eventfd;
 // Not built under loom: the futex is a system call on a real word, and the
 // region layout keeps its atomics in a region of bytes, where loom's
 // atomics cannot live. Loom models the connection over in-process rings.
-#[cfg(all(feature = "std", target_os = "linux", not(loom)))]
-mod eventfd;
 #[cfg(all(feature = "std", target_os = "linux", not(loom)))]
 mod futex;
 mod kind;
@@ -89,7 +91,7 @@ pub use client::{Call, Client};
 pub use connection::{URING_ALIGN, Uring};
 pub use entry::{Cqe, Sqe};
 pub use error::{Error, Rejected};
-#[cfg(all(feature = "std", target_os = "linux", not(loom)))]
+#[cfg(all(feature = "std", target_os = "linux"))]
 pub use eventfd::EventFd;
 #[cfg(all(feature = "std", target_os = "linux", not(loom)))]
 pub use futex::Futex;
