@@ -79,6 +79,9 @@ mod park;
 mod payload;
 #[cfg(all(feature = "tokio", target_os = "linux", not(loom)))]
 mod reactor;
+// Modelled by loom, which the tokio client it serves does not build under.
+#[cfg(any(loom, feature = "tokio"))]
+mod reactor_waiter;
 mod request;
 mod server;
 mod table;
@@ -101,6 +104,9 @@ pub use layout::{Config, URING_MAGIC, URING_VERSION};
 pub use link::Link;
 pub use options::Options;
 pub use payload::{BLOCK_ALIGN, Block};
+#[cfg(any(loom, feature = "tokio"))]
+#[doc(hidden)]
+pub use reactor_waiter::{Leave, ReactorWaiter};
 pub use request::{Reply, Request, Ticket};
 pub use server::{Incoming, Server};
 pub use wake::{Notifier, Spin, WakeFlag};
