@@ -91,6 +91,7 @@ impl ReactorWaiter {
     /// let waiter = uring_queue::uring::ReactorWaiter::new();
     /// assert_ne!(waiter.take_id(), waiter.take_id());
     /// ```
+    #[inline]
     pub fn take_id(&self) -> NonZeroUsize {
         loop {
             let id = self.next_id.fetch_add(1, Ordering::Relaxed);
@@ -111,6 +112,7 @@ impl ReactorWaiter {
     /// waiter.register(id);
     /// assert_eq!(waiter.registered(), Some(id));
     /// ```
+    #[inline]
     pub fn register(&self, id: NonZeroUsize) {
         self.registered.store(id.get(), Ordering::Relaxed);
     }
@@ -131,6 +133,7 @@ impl ReactorWaiter {
     /// waiter.register(id);
     /// assert_eq!(waiter.leave(id), Leave::HandOff);
     /// ```
+    #[inline]
     pub fn leave(&self, id: NonZeroUsize) -> Leave {
         match self
             .registered
@@ -146,6 +149,7 @@ impl ReactorWaiter {
     /// # Examples
     ///
     /// See [`ReactorWaiter`].
+    #[inline]
     pub fn registered(&self) -> Option<NonZeroUsize> {
         NonZeroUsize::new(self.registered.load(Ordering::Relaxed))
     }
