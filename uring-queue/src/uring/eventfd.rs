@@ -2,15 +2,21 @@
 //! the peer when it finds that side's "needs wakeup" flag armed.
 //!
 //! The flags and the handshake of [`WakeFlag`] are the same as with a
-//! [`Futex`]: a side that finds its peer's flag down makes no system call.
+//! [`Futex`](super::Futex): a side that finds its peer's flag down makes no system call.
 //! Only the sleeping differs. A side waits on its own eventfd (readable once
 //! the peer wrote it), through [`Notifier::wait`] or through any reactor that
 //! watches [`AsFd::as_fd`]; the peer wakes it by writing to that eventfd.
 //! Flags that are not the connection's two (the client's process-local
 //! flags, for threads that share it) wait and wake through a futex, as
 //! before.
+//!
+//! Which of the three a flag is comes from the addresses [`Notifier::bind`]
+//! records ([`Binding`]). They are stored and loaded `Relaxed`: the client
+//! and the server bind in their constructors, while they own the notifier,
+//! and any other thread reaches it only through the side, handed over by a
+//! spawn, a channel or an `Arc`, which orders the bind before its first use
+//! (`tests/loom_reactor.rs` models it).
 
-use super::Futex;
 use super::kind::NotifierKind;
 use super::wake::{Notifier, WakeFlag};
 use crate::loom::sync::atomic::{AtomicUsize, Ordering};
@@ -19,9 +25,17 @@ use rustix::event::{EventfdFlags, PollFd, PollFlags, eventfd, poll};
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::io;
 
+/// Where process-local flags sleep: a futex on the flag's word. Under loom
+/// that word is loom's model of one, which no kernel is handed: the loom
+/// models wait on those flags by spinning, and wake them with no call.
+#[cfg(not(loom))]
+type Local = super::Futex;
+#[cfg(loom)]
+type Local = super::Spin;
+
 /// Wakes through eventfds: `wait` on the connection's own flag polls this
 /// side's eventfd, `wake` of the peer's flag writes the peer's. Liveness
-/// (the peer's process, through a pidfd) is the [`Futex`]'s.
+/// (the peer's process, through a pidfd) is the [`Futex`](super::Futex)'s.
 ///
 /// Both eventfds are made by one process with [`pair`](Self::pair); the
 /// other side's half reaches its process the way the region's memfd does:
@@ -61,12 +75,55 @@ pub struct EventFd {
     own: OwnedFd,
     /// Written to wake the peer.
     peer: OwnedFd,
-    /// Addresses of the connection's own and peer flags, set by
-    /// [`Notifier::bind`]; 0 until then.
-    own_flag: AtomicUsize,
-    peer_flag: AtomicUsize,
+    /// Which flags are the connection's, set by [`Notifier::bind`].
+    binding: Binding,
     /// Process-local flags, and the view of the peer's process.
-    futex: Futex,
+    futex: Local,
+}
+
+/// The addresses of the connection's two flags, which tell them from
+/// process-local ones; 0 until bound (no flag has address 0, so an unbound
+/// notifier treats every flag as local).
+#[derive(Debug)]
+struct Binding {
+    own: AtomicUsize,
+    peer: AtomicUsize,
+}
+
+/// How a flag is waited on and woken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Route {
+    /// The connection's flag this side parks on: its own eventfd.
+    Own,
+    /// The connection's flag the peer parks on: the peer's eventfd.
+    Peer,
+    /// Any other flag (a thread of this process parks on it): the futex.
+    Local,
+}
+
+impl Binding {
+    fn new() -> Self {
+        Self {
+            own: AtomicUsize::new(0),
+            peer: AtomicUsize::new(0),
+        }
+    }
+
+    fn bind(&self, own: &WakeFlag, peer: &WakeFlag) {
+        self.own.store(addr(own), Ordering::Relaxed);
+        self.peer.store(addr(peer), Ordering::Relaxed);
+    }
+
+    fn route(&self, flag: &WakeFlag) -> Route {
+        let at = addr(flag);
+        if self.own.load(Ordering::Relaxed) == at {
+            Route::Own
+        } else if self.peer.load(Ordering::Relaxed) == at {
+            Route::Peer
+        } else {
+            Route::Local
+        }
+    }
 }
 
 /// A non-blocking, close-on-exec eventfd.
@@ -148,9 +205,8 @@ impl EventFd {
         Self {
             own,
             peer,
-            own_flag: AtomicUsize::new(0),
-            peer_flag: AtomicUsize::new(0),
-            futex: Futex::new(),
+            binding: Binding::new(),
+            futex: Local::default(),
         }
     }
 
@@ -211,14 +267,6 @@ impl EventFd {
         }
         Ok(())
     }
-
-    fn is_own(&self, flag: &WakeFlag) -> bool {
-        self.own_flag.load(Ordering::Relaxed) == addr(flag)
-    }
-
-    fn is_peer(&self, flag: &WakeFlag) -> bool {
-        self.peer_flag.load(Ordering::Relaxed) == addr(flag)
-    }
 }
 
 /// This side's eventfd: readable once the peer woke it. Register it with a
@@ -232,7 +280,7 @@ impl AsFd for EventFd {
 
 impl Notifier for EventFd {
     fn wait(&self, flag: &WakeFlag, timeout: Duration) {
-        if !self.is_own(flag) {
+        if self.binding.route(flag) != Route::Own {
             return self.futex.wait(flag, timeout);
         }
         if !flag.is_armed() {
@@ -252,13 +300,11 @@ impl Notifier for EventFd {
     }
 
     fn wake(&self, flag: &WakeFlag) {
-        let fd = if self.is_peer(flag) {
-            &self.peer
-        } else if self.is_own(flag) {
+        let fd = match self.binding.route(flag) {
+            Route::Peer => &self.peer,
             // Another thread of this side parks on the connection's flag.
-            &self.own
-        } else {
-            return self.futex.wake(flag);
+            Route::Own => &self.own,
+            Route::Local => return self.futex.wake(flag),
         };
         // Fails only when the counter would overflow, which leaves the
         // eventfd readable anyway.
@@ -278,7 +324,37 @@ impl Notifier for EventFd {
     }
 
     fn bind(&self, own: &WakeFlag, peer: &WakeFlag) {
-        self.own_flag.store(addr(own), Ordering::Relaxed);
-        self.peer_flag.store(addr(peer), Ordering::Relaxed);
+        self.binding.bind(own, peer);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::uring::Link;
+
+    #[test]
+    fn an_unbound_notifier_routes_every_flag_to_the_futex() {
+        let binding = Binding::new();
+        let link = Link::new();
+        for flag in [&link.client.wake, &link.server.wake, &WakeFlag::new()] {
+            assert_eq!(binding.route(flag), Route::Local);
+        }
+    }
+
+    #[test]
+    fn a_bound_notifier_routes_the_connections_flags_to_the_eventfds() {
+        let link = Link::new();
+        let local = WakeFlag::new();
+        let client = Binding::new();
+        client.bind(&link.client.wake, &link.server.wake);
+        let server = Binding::new();
+        server.bind(&link.server.wake, &link.client.wake);
+        assert_eq!(client.route(&link.client.wake), Route::Own);
+        assert_eq!(client.route(&link.server.wake), Route::Peer);
+        assert_eq!(client.route(&local), Route::Local);
+        assert_eq!(server.route(&link.server.wake), Route::Own);
+        assert_eq!(server.route(&link.client.wake), Route::Peer);
+        assert_eq!(server.route(&local), Route::Local);
     }
 }

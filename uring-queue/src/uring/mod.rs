@@ -60,11 +60,13 @@ mod client;
 mod connection;
 mod entry;
 mod error;
+// Built under loom too, with real eventfds (loom models only its own
+// primitives): process-local flags spin there instead of using the futex.
+#[cfg(all(feature = "std", target_os = "linux"))]
+mod eventfd;
 // Not built under loom: the futex is a system call on a real word, and the
 // region layout keeps its atomics in a region of bytes, where loom's
 // atomics cannot live. Loom models the connection over in-process rings.
-#[cfg(all(feature = "std", target_os = "linux", not(loom)))]
-mod eventfd;
 #[cfg(all(feature = "std", target_os = "linux", not(loom)))]
 mod futex;
 mod kind;
@@ -77,6 +79,9 @@ mod park;
 mod payload;
 #[cfg(all(feature = "tokio", target_os = "linux", not(loom)))]
 mod reactor;
+// Modelled by loom, which the tokio client it serves does not build under.
+#[cfg(any(loom, feature = "tokio"))]
+mod reactor_waiter;
 mod request;
 mod server;
 mod table;
@@ -89,7 +94,7 @@ pub use client::{Call, Client};
 pub use connection::{URING_ALIGN, Uring};
 pub use entry::{Cqe, Sqe};
 pub use error::{Error, Rejected};
-#[cfg(all(feature = "std", target_os = "linux", not(loom)))]
+#[cfg(all(feature = "std", target_os = "linux"))]
 pub use eventfd::EventFd;
 #[cfg(all(feature = "std", target_os = "linux", not(loom)))]
 pub use futex::Futex;
@@ -99,6 +104,9 @@ pub use layout::{Config, URING_MAGIC, URING_VERSION};
 pub use link::Link;
 pub use options::Options;
 pub use payload::{BLOCK_ALIGN, Block};
+#[cfg(any(loom, feature = "tokio"))]
+#[doc(hidden)]
+pub use reactor_waiter::{Leave, ReactorWaiter};
 pub use request::{Reply, Request, Ticket};
 pub use server::{Incoming, Server};
 pub use wake::{Notifier, Spin, WakeFlag};

@@ -7,29 +7,27 @@ pub(crate) use spin_lock::SpinLock;
 /// Atomic words and fences.
 pub(crate) mod atomic {
     #[cfg(loom)]
-    pub(crate) use loom::sync::atomic::{AtomicU32, Ordering, fence};
+    pub(crate) use loom::sync::atomic::{AtomicU32, AtomicUsize, Ordering, fence};
 
     #[cfg(all(not(loom), feature = "portable-atomic"))]
     pub(crate) use portable_atomic::{AtomicU32, Ordering, fence};
 
-    /// Pointer-sized words: only the eventfd notifier needs them.
+    /// Pointer-sized words: the eventfd notifier and the reactor's waiter.
     #[cfg(all(
         not(loom),
         feature = "portable-atomic",
-        feature = "std",
-        target_os = "linux"
+        any(feature = "tokio", all(feature = "std", target_os = "linux"))
     ))]
     pub(crate) use portable_atomic::AtomicUsize;
 
     #[cfg(all(not(loom), not(feature = "portable-atomic")))]
     pub(crate) use core::sync::atomic::{AtomicU32, Ordering, fence};
 
-    /// Pointer-sized words: only the eventfd notifier needs them.
+    /// Pointer-sized words: the eventfd notifier and the reactor's waiter.
     #[cfg(all(
         not(loom),
         not(feature = "portable-atomic"),
-        feature = "std",
-        target_os = "linux"
+        any(feature = "tokio", all(feature = "std", target_os = "linux"))
     ))]
     pub(crate) use core::sync::atomic::AtomicUsize;
 }

@@ -2,11 +2,11 @@
 //! reactor routes, so that no thread of the caller's has to drive.
 
 use super::wakeup::{Wakeup, tick};
-use crate::loom::sync::atomic::{AtomicUsize, Ordering};
-use crate::uring::{Client, Error, EventFd, Reply, Request};
+use crate::uring::{Client, Error, EventFd, Leave, ReactorWaiter, Reply, Request};
 use ::tokio::time::{Sleep, sleep};
 use core::fmt;
 use core::future::poll_fn;
+use core::num::NonZeroUsize;
 use core::ops::Deref;
 use core::pin::{Pin, pin};
 use core::task::{Context, Poll};
@@ -66,9 +66,8 @@ use std::io;
 pub struct AsyncClient<'a, const N: usize, const K: usize = 1> {
     client: Client<'a, N, EventFd, K>,
     wakeup: Wakeup,
-    /// The id of the waiting call the reactor wakes; 0 for none.
-    registered: AtomicUsize,
-    next_id: AtomicUsize,
+    /// Which waiting call the reactor wakes.
+    waiter: ReactorWaiter,
 }
 
 impl<const N: usize, const K: usize> fmt::Debug for AsyncClient<'_, N, K> {
@@ -112,8 +111,7 @@ impl<'a, const N: usize, const K: usize> AsyncClient<'a, N, K> {
         Ok(Self {
             client,
             wakeup,
-            registered: AtomicUsize::new(0),
-            next_id: AtomicUsize::new(1),
+            waiter: ReactorWaiter::new(),
         })
     }
 
@@ -156,8 +154,8 @@ impl<'a, const N: usize, const K: usize> AsyncClient<'a, N, K> {
     ///
     /// See [`AsyncClient`].
     pub async fn call(&self, request: Request) -> Result<Reply, Error> {
-        let id = self.take_id();
-        let _leave = Leave { client: self, id };
+        let id = self.waiter.take_id();
+        let _leaving = Leaving { client: self, id };
         let mut call = pin!(self.client.call_async(request));
         let mut timer = pin!(None::<Sleep>);
         let mut submitted = false;
@@ -178,16 +176,6 @@ impl<'a, const N: usize, const K: usize> AsyncClient<'a, N, K> {
         .await
     }
 
-    /// A fresh non-zero id for a call.
-    fn take_id(&self) -> usize {
-        loop {
-            let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-            if id != 0 {
-                return id;
-            }
-        }
-    }
-
     /// One poll of call `id`: its own progress first; while it waits, the
     /// handshake of `uring::reactor` on the client's flag, then the reactor
     /// and the liveness timer.
@@ -195,7 +183,7 @@ impl<'a, const N: usize, const K: usize> AsyncClient<'a, N, K> {
         &self,
         mut call: Pin<&mut F>,
         mut timer: Pin<&mut Option<Sleep>>,
-        id: usize,
+        id: NonZeroUsize,
         cx: &mut Context<'_>,
     ) -> Poll<Result<Reply, Error>> {
         loop {
@@ -210,7 +198,7 @@ impl<'a, const N: usize, const K: usize> AsyncClient<'a, N, K> {
             if self.wakeup.poll(cx).is_ready() {
                 continue;
             }
-            self.registered.store(id, Ordering::Relaxed);
+            self.waiter.register(id);
             let period = self.park_timeout();
             if timer.is_none() {
                 timer.set(Some(sleep(period)));
@@ -241,19 +229,16 @@ impl<'a, const N: usize, const K: usize> Deref for AsyncClient<'a, N, K> {
 
 /// Leaves with a call, finished or dropped: if the reactor would wake it,
 /// another waiting call takes that role.
-struct Leave<'c, 'a, const N: usize, const K: usize> {
+struct Leaving<'c, 'a, const N: usize, const K: usize> {
     client: &'c AsyncClient<'a, N, K>,
-    id: usize,
+    id: NonZeroUsize,
 }
 
-impl<const N: usize, const K: usize> Drop for Leave<'_, '_, N, K> {
+impl<const N: usize, const K: usize> Drop for Leaving<'_, '_, N, K> {
     fn drop(&mut self) {
-        let registered = &self.client.registered;
-        if registered
-            .compare_exchange(self.id, 0, Ordering::Relaxed, Ordering::Relaxed)
-            .is_ok()
-        {
-            self.client.client.reactor_hand_off();
+        match self.client.waiter.leave(self.id) {
+            Leave::HandOff => self.client.client.reactor_hand_off(),
+            Leave::Quietly => {}
         }
     }
 }

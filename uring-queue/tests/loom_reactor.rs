@@ -1,0 +1,223 @@
+//! Loom models of the atomics the reactor-driven sides add: which waiting
+//! call of an async client the reactor wakes ([`ReactorWaiter`]: calls
+//! registering and leaving in every interleaving), and how an [`EventFd`]
+//! tells the connection's two flags from process-local ones (bound before
+//! the notifier is shared, then used by threads that wake and wait through
+//! it). Without `--cfg loom` each model runs once, on real threads.
+//!
+//! ```text
+//! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
+//!     cargo test -p ncio-uring-queue --release --all-features --test loom_reactor
+//! ```
+
+use core::num::NonZeroUsize;
+use uring_queue::loom::sync::Arc;
+use uring_queue::loom::{model, thread};
+use uring_queue::uring::{Leave, ReactorWaiter};
+
+/// What one call did: its id, and what its leave owed.
+type Left = (NonZeroUsize, Leave);
+
+/// A call as the async client makes one: takes an id, goes pending
+/// `pending` times (registering each time), then leaves.
+fn call(waiter: &ReactorWaiter, pending: usize) -> Left {
+    let id = waiter.take_id();
+    for _ in 0..pending {
+        waiter.register(id);
+    }
+    (id, waiter.leave(id))
+}
+
+fn hand_offs(calls: &[Left]) -> usize {
+    calls.iter().filter(|(_, l)| *l == Leave::HandOff).count()
+}
+
+/// Ids are never 0 and never handed out twice.
+fn assert_distinct(calls: &[Left]) {
+    for (i, (a, _)) in calls.iter().enumerate() {
+        assert_ne!(a.get(), 0);
+        assert!(calls[i + 1..].iter().all(|(b, _)| a != b), "{calls:?}");
+    }
+}
+
+/// Each of `pendings` is a call on a thread of its own, going pending
+/// that many times; returns what each did and what is registered once
+/// all have left.
+fn run_calls(waiter: &Arc<ReactorWaiter>, pendings: &[usize]) -> (Vec<Left>, Option<NonZeroUsize>) {
+    let threads: Vec<_> = pendings
+        .iter()
+        .map(|&pending| {
+            let waiter = waiter.clone();
+            thread::spawn(move || call(&waiter, pending))
+        })
+        .collect();
+    let calls: Vec<Left> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    (calls, waiter.registered())
+}
+
+/// Two calls that both go pending, then leave: once both have left none
+/// is registered, and the leave that cleared it handed off. Without a
+/// hand-off, a registration must have been overwritten, so both handing
+/// off means each cleared its own.
+#[test]
+fn two_calls_leave_nothing_registered() {
+    model(|| {
+        let waiter = Arc::new(ReactorWaiter::new());
+        let (calls, registered) = run_calls(&waiter, &[1, 1]);
+        assert_distinct(&calls);
+        assert_eq!(registered, None);
+        assert!((1..=2).contains(&hand_offs(&calls)), "{calls:?}");
+    });
+}
+
+/// Three calls, one of which finishes before it goes pending (it never
+/// registers, so it never hands off) and one that goes pending twice.
+#[test]
+fn three_calls_leave_nothing_registered() {
+    model(|| {
+        let waiter = Arc::new(ReactorWaiter::new());
+        let (calls, registered) = run_calls(&waiter, &[0, 1, 2]);
+        assert_distinct(&calls);
+        assert_eq!(registered, None);
+        assert_eq!(calls[0].1, Leave::Quietly, "{calls:?}");
+        assert!((1..=2).contains(&hand_offs(&calls)), "{calls:?}");
+    });
+}
+
+/// One call stays pending while another registers and leaves: a leave
+/// that owes nothing has not touched the waiting call's registration, and
+/// the waiting call's registration is gone only if the leave that took it
+/// handed off (so the waiting call is woken to register again).
+#[test]
+fn a_leave_never_clears_another_calls_registration() {
+    model(|| {
+        let waiter = Arc::new(ReactorWaiter::new());
+        let staying = waiter.take_id();
+        let other = waiter.clone();
+        let t = thread::spawn(move || call(&other, 1));
+        waiter.register(staying);
+        let (left, owed) = t.join().unwrap();
+        assert_ne!(left, staying);
+        match (owed, waiter.registered()) {
+            // The leaving call was registered after the staying one, and
+            // cleared its own id.
+            (Leave::HandOff, None) => {}
+            // The staying call registered after the other did.
+            (_, Some(id)) => assert_eq!(id, staying),
+            (Leave::Quietly, None) => panic!("a quiet leave cleared {staying}"),
+        }
+    });
+}
+
+/// The registered call leaves while another call, which never went
+/// pending, leaves too: exactly the registered one hands off.
+#[test]
+fn only_the_registered_call_hands_off() {
+    model(|| {
+        let waiter = Arc::new(ReactorWaiter::new());
+        let registered = waiter.take_id();
+        waiter.register(registered);
+        let other = waiter.clone();
+        let t = thread::spawn(move || call(&other, 0));
+        let owed = waiter.leave(registered);
+        let (_, other_owed) = t.join().unwrap();
+        assert_eq!((owed, other_owed), (Leave::HandOff, Leave::Quietly));
+        assert_eq!(waiter.registered(), None);
+    });
+}
+
+#[cfg(target_os = "linux")]
+mod eventfd {
+    use core::time::Duration;
+    use std::fs::File;
+    use std::io::{ErrorKind, Read};
+    use std::os::fd::AsFd;
+    use uring_queue::loom::sync::Arc;
+    use uring_queue::loom::{model, thread};
+    use uring_queue::uring::{EventFd, Notifier, WakeFlag};
+
+    /// Both sides of a connection in one process, each with the notifier
+    /// its constructor bound, and a flag of neither (a thread of the
+    /// client's parks on it).
+    struct Sides {
+        client_flag: WakeFlag,
+        server_flag: WakeFlag,
+        local: WakeFlag,
+        client: EventFd,
+        server: EventFd,
+    }
+
+    /// Empties `side`'s own eventfd, returning what was written to it
+    /// since it was last emptied.
+    fn take_count(side: &EventFd) -> u64 {
+        let mut file = File::from(side.as_fd().try_clone_to_owned().unwrap());
+        let mut word = [0u8; 8];
+        match file.read(&mut word) {
+            Ok(8) => u64::from_ne_bytes(word),
+            Err(e) if e.kind() == ErrorKind::WouldBlock => 0,
+            other => panic!("reading an eventfd: {other:?}"),
+        }
+    }
+
+    /// Binds both notifiers as `Client::new` and `Server::new` do (while
+    /// each owns its notifier), then shares them. The client's flag is armed
+    /// and its eventfd already written once (the server woke it before the
+    /// share), so the client's waiting thread has something to empty.
+    fn bound_sides() -> Arc<Sides> {
+        let (client, server) = EventFd::pair().unwrap();
+        // In place before the bind: the notifiers know the flags by address
+        // (as a side's flags stay in their `Link`).
+        let sides = Arc::new(Sides {
+            client_flag: WakeFlag::new(),
+            server_flag: WakeFlag::new(),
+            local: WakeFlag::new(),
+            client,
+            server,
+        });
+        sides.client.bind(&sides.client_flag, &sides.server_flag);
+        sides.server.bind(&sides.server_flag, &sides.client_flag);
+        sides.client_flag.arm();
+        sides.local.arm();
+        sides.server.wake(&sides.client_flag);
+        sides
+    }
+
+    /// Threads that reach the notifiers only after the bind, through the
+    /// share: every one routes each flag as bound. The peer's flag writes
+    /// the peer's eventfd, the own flag the own eventfd (waking another
+    /// thread of the side), waiting on the own flag empties the own
+    /// eventfd, and a process-local flag touches neither eventfd. A thread
+    /// that saw a bound address as 0 (the bind not yet visible) would route
+    /// a connection's flag to the futex and miss an eventfd write or the
+    /// drain, which the counts show. Waits take a zero timeout: the poll of
+    /// a real eventfd must not block the model.
+    #[test]
+    #[cfg_attr(miri, ignore = "eventfd and poll system calls")]
+    fn each_thread_routes_the_flags_as_bound() {
+        model(|| {
+            let sides = bound_sides();
+            let s = sides.clone();
+            // A client thread that pushed: wakes the server, and a thread
+            // of its own process.
+            let pusher = thread::spawn(move || {
+                s.client.wake(&s.server_flag);
+                s.client.wake(&s.local);
+            });
+            let s = sides.clone();
+            // A server thread that finished work another server thread
+            // parks for, then waits on a flag of its own process.
+            let server = thread::spawn(move || {
+                s.server.wake(&s.server_flag);
+                s.server.wait(&s.local, Duration::ZERO);
+            });
+            let s = sides.clone();
+            // The client's driving thread, parked on the client's flag.
+            let driver = thread::spawn(move || s.client.wait(&s.client_flag, Duration::ZERO));
+            for t in [pusher, server, driver] {
+                t.join().unwrap();
+            }
+            assert_eq!(take_count(&sides.server), 2);
+            assert_eq!(take_count(&sides.client), 0);
+        });
+    }
+}
