@@ -63,7 +63,7 @@ declare -A budget=([ring]=1024 [pool]=2048 [uring]=4096 [reader_small]=6144 [asy
 # they call for"): the measured flash plus 5 %, rounded up to a multiple of
 # 64 bytes, either of the row itself or, with a floor row's key, of what the
 # row adds above that floor.
-declare -A proposed=([pool]="1152 mem_floor" [uring]="5184" [async_reader_small]="7104")
+declare -A proposed=([pool]="1152 mem_floor" [uring]="5184")
 
 # "text rodata data bss" of an ELF, from its section headers.
 sections() {

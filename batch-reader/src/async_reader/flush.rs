@@ -108,7 +108,8 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> Inner<B, S,
         let mut ops: heapless::Vec<ReadOp<'_>, N> = heapless::Vec::new();
         let rest = staging.bytes.get_mut(start..).unwrap_or_default();
         let mut carver = Carver { rest, at: start };
-        if stirred {
+        // With `small`, every flush takes the full pass: one loop, not two.
+        if stirred || cfg!(feature = "small") {
             place_stirred(queue, slots, free, &mut carver, &mut ops, wakers);
         } else {
             // Every slot in the queue is queued, without a waker.
@@ -179,6 +180,11 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
     /// geometry allows) and wakes the futures that asked to be woken.
     /// Returns whether any op was sent.
     pub(super) fn flush(&self) -> bool {
+        if cfg!(feature = "small") {
+            // One flush path: there is no solo op, and a queue of one op
+            // goes the way of many (the same backend call, by `read_many`).
+            return self.flush_many();
+        }
         match self.busy_with(|inner| inner.flush_solo()) {
             Some(true) => true,
             Some(false) => self.flush_queue(),
@@ -219,7 +225,22 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
 
     /// Reads `buf` at `addr` at once, alone (no room in the queue).
     pub(super) fn read_now(&self, addr: u64, buf: &mut [u8]) -> Option<PartialRead> {
-        self.busy_with(|inner| inner.reader.read_buf(addr, buf).first_error())
-            .unwrap_or(Some(BROKEN))
+        self.busy_with(|inner| {
+            if !cfg!(feature = "small") {
+                return inner.reader.read_buf(addr, buf).first_error();
+            }
+            // With `small`, the batch of one that `read_buf` sums up (the
+            // same backend call, counters and first failure), read by the
+            // route the flushes take, so that no copy of `read_buf` for
+            // this reader's table is linked.
+            let mut first = None;
+            inner
+                .reader
+                .read_many(&mut [ReadOp::new(addr, buf, 0)], |done| {
+                    first = first.or(done.first_error());
+                });
+            first
+        })
+        .unwrap_or(Some(BROKEN))
     }
 }

@@ -103,13 +103,19 @@ impl<B, S, const N: usize, const A: usize> AsyncReader<B, S, N, A> {
     #[cold]
     #[inline(never)]
     fn cancel(&self, ticket: Ticket) {
-        let waker = self.with(|inner| match ticket {
-            Ticket::Slot(idx) => inner.cancel_slot(idx),
-            Ticket::Solo => match mem::replace(&mut inner.solo, super::solo::Solo::Empty) {
-                super::solo::Solo::Moved(idx) => inner.cancel_slot(idx),
-                _ => None,
-            },
-            Ticket::Unqueued => None,
+        let waker = self.with(|inner| {
+            let idx = match ticket {
+                Ticket::Slot(idx) => idx,
+                // Never held with `small`, which has no solo op.
+                Ticket::Solo if !cfg!(feature = "small") => {
+                    match mem::replace(&mut inner.solo, super::solo::Solo::Empty) {
+                        super::solo::Solo::Moved(idx) => idx,
+                        _ => return None,
+                    }
+                }
+                Ticket::Solo | Ticket::Unqueued => return None,
+            };
+            inner.cancel_slot(idx)
         });
         // A drop from inside the backend cannot touch the state: the slot
         // stays queued and is read and kept like a leaked future's.
@@ -150,8 +156,9 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
     /// The two polls of a read awaited under a run (queue it, then take its
     /// bytes) are kept small enough to inline into the caller's future;
     /// everything else goes to `poll_op_slow`, which does the same steps in
-    /// full. With the `small` feature it is one function that every read's
-    /// future calls, not a copy in each.
+    /// full. With the `small` feature there is no fast path: every poll
+    /// goes to `poll_op_slow`, through one copy of this function that every
+    /// read's future calls, not a copy in each.
     #[cfg_attr(not(feature = "small"), inline(always))]
     #[cfg_attr(feature = "small", inline(never))]
     fn poll_op(
@@ -161,32 +168,36 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
         out: &mut [u8],
         cx: &mut Context<'_>,
     ) -> Poll<Option<PartialRead>> {
-        match held.get() {
-            Ticket::Solo => {
-                if let Some(Some(failure)) = self.with(|inner| inner.take_solo(out)) {
-                    *held = Held::new(Ticket::Unqueued);
-                    return Poll::Ready(failure);
+        // The fast path, of the tickets a read under a run holds; none with
+        // `small`.
+        if !cfg!(feature = "small") {
+            match held.get() {
+                Ticket::Solo => {
+                    if let Some(Some(failure)) = self.with(|inner| inner.take_solo(out)) {
+                        *held = Held::new(Ticket::Unqueued);
+                        return Poll::Ready(failure);
+                    }
+                    // Not read yet, moved, or polled from inside the backend.
                 }
-                // Not read yet, moved, or polled from inside the backend.
-            }
-            Ticket::Unqueued => {
-                if !out.is_empty() && self.driving(cx) {
-                    let queued = self.with(|inner| inner.enqueue_driven(addr, out.len()));
-                    if let Some(queued @ (Ticket::Solo | Ticket::Slot(_))) = queued {
-                        // Queued under the run that polls it: nothing to
-                        // store, the run flushes and polls again.
-                        *held = Held::new(queued);
-                        return Poll::Pending;
+                Ticket::Unqueued => {
+                    if !out.is_empty() && self.driving(cx) {
+                        let queued = self.with(|inner| inner.enqueue_driven(addr, out.len()));
+                        if let Some(queued @ (Ticket::Solo | Ticket::Slot(_))) = queued {
+                            // Queued under the run that polls it: nothing to
+                            // store, the run flushes and polls again.
+                            *held = Held::new(queued);
+                            return Poll::Pending;
+                        }
                     }
                 }
-            }
-            Ticket::Slot(idx) => {
-                if let Some(Some(failure)) = self.with(|inner| inner.take_slot(idx, out)) {
-                    *held = Held::new(Ticket::Unqueued);
-                    return Poll::Ready(failure);
+                Ticket::Slot(idx) => {
+                    if let Some(Some(failure)) = self.with(|inner| inner.take_slot(idx, out)) {
+                        *held = Held::new(Ticket::Unqueued);
+                        return Poll::Ready(failure);
+                    }
+                    // Not read yet (nothing was changed), or polled from
+                    // inside the backend.
                 }
-                // Not read yet (nothing was changed), or polled from
-                // inside the backend.
             }
         }
         let mut ticket = held.get();
@@ -204,7 +215,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
         out: &mut [u8],
         cx: &mut Context<'_>,
     ) -> Poll<Option<PartialRead>> {
-        if *ticket == Ticket::Solo {
+        if !cfg!(feature = "small") && *ticket == Ticket::Solo {
             if let Some(done) = self.poll_solo_op(ticket, out, cx) {
                 return done;
             }

@@ -12,8 +12,10 @@
 //!
 //! - [`queue`]: the slots reads wait in, and a slot's life;
 //! - [`staging`]: the space flushed bytes land in until they are taken;
-//! - [`solo`]: the one-op fast path, a read awaited alone under a run;
-//! - [`flush`]: the queue to the backend in one call;
+//! - [`solo`]: the one-op fast path, a read awaited alone under a run
+//!   (left out with the `small` feature);
+//! - [`flush`]: the queue to the backend in one call (with `small`, by
+//!   one path for any number of ops);
 //! - [`future`]: the futures, and how a poll moves a read along.
 
 mod flush;
@@ -91,6 +93,15 @@ pub const DEFAULT_STAGING: usize = 4096;
 /// anywhere else (no `run`), a read that is queued wakes its task and flushes
 /// when it is polled again, so the batch is every op queued by then, at the
 /// cost of one trip through the executor.
+///
+/// With the `small` feature the reader has one path for every read: a read
+/// awaited alone under a run is queued in a slot like any other, every
+/// flush takes the same pass over the queue, and a read made at once goes
+/// through [`read_many`](Reader::read_many) of one op. Each read gets the
+/// same bytes and errors, and reads batch into as many backend calls, as
+/// without it; it costs more instructions per read (most for a single
+/// chain of dependent reads, each read then a batch of one), for much less
+/// code.
 ///
 /// # Buffers on the stack
 ///

@@ -3,7 +3,7 @@
 
 use core::task::{Context, Waker};
 
-use super::solo::{SOLO_BYTES, Solo};
+use super::solo::{SOLO_BUF, Solo};
 use super::staging::{Staging, copy_small};
 use crate::{DEFAULT_WINDOW, PartialRead, ReadErrorKind, Reader};
 
@@ -60,7 +60,7 @@ pub(super) struct Inner<B, S, const N: usize, const A: usize> {
     pub(super) reader: Reader<B, S, DEFAULT_WINDOW, N>,
     pub(super) solo: Solo,
     /// Where the solo op's bytes land.
-    pub(super) solo_buf: [u8; SOLO_BYTES],
+    pub(super) solo_buf: [u8; SOLO_BUF],
     pub(super) staging: Staging<A>,
     pub(super) slots: [Slot; N],
     /// Indices of free slots.
@@ -104,7 +104,7 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
         Self {
             reader,
             solo: Solo::Empty,
-            solo_buf: [0; SOLO_BYTES],
+            solo_buf: [0; SOLO_BUF],
             staging: Staging::new(),
             slots: [const { Slot::FREE }; N],
             free,

@@ -9,6 +9,14 @@ use crate::{PartialRead, ReadBackend};
 /// The longest read that can be the solo op.
 pub(super) const SOLO_BYTES: usize = 64;
 
+/// The size of the solo op's buffer: none with `small`, which leaves the
+/// solo op out (a read awaited alone goes through a slot, as any other).
+pub(super) const SOLO_BUF: usize = if cfg!(feature = "small") {
+    0
+} else {
+    SOLO_BYTES
+};
+
 /// The solo op. It exists only while the queue is empty: a second op queued
 /// before the flush first moves the solo op into a slot ([`Solo::Moved`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,6 +58,9 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
     /// while there is a solo op); `None` if the read goes on to a slot.
     #[inline(always)]
     pub(super) fn enqueue_solo(&mut self, addr: u64, len: usize, solo: bool) -> Option<Enqueued> {
+        if cfg!(feature = "small") {
+            return None;
+        }
         if solo && matches!(self.solo, Solo::Empty) && self.queue.is_empty() && len <= SOLO_BYTES {
             self.solo = Solo::Queued { addr, len };
             return Some(Enqueued::Solo);
