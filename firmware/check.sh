@@ -4,7 +4,8 @@
 # opt-level "s" (profile release) and 3 (profile release-o3); for a build
 # that does not link, lists the panic paths (panics.sh). Prints one line per
 # scenario and target, and fails if any run fails or any panic-never build
-# does not link.
+# does not link. The batch reader scenario also runs and links with
+# batch-reader's `small` feature.
 # Usage: check.sh [target...]   (default: all three)
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -58,14 +59,36 @@ for t in "${targets[@]}"; do
         never+=("links")
       fi
     done
-    results+=("$(printf '%-28s %-13s %-14s %-13s %s' "$t" "$s" "$run" "${never[0]}" "${never[1]}")")
+    results+=("$(printf '%-28s %-20s %-14s %-13s %s' "$t" "$s" "$run" "${never[0]}" "${never[1]}")")
     if [[ ${never[0]} != links || ${never[1]} != links ]]; then
       echo "::: panic paths in $s on $t (opt-level \"s\" build; a path only opt-level 3 keeps is not listed):"
       ./panics.sh "target/$t/release/$s" | sed 's/^/    /'
     fi
   done
+  # The batch reader scenario again with batch-reader's `small` feature,
+  # the build a firmware short of flash chooses (its own code paths in the
+  # async reader): run, then the panic-never builds.
+  s=batch_reader
+  run=failed
+  if ! build "$t" release "$logs/$t-small-run.log" --features small; then
+    run="did not build"
+    cat "$logs/$t-small-run.log"
+  elif ./qemu.sh "$t" "target/$t/release/$s"; then
+    run=ok
+  fi
+  [[ $run == ok ]] || ok=1
+  never=()
+  for p in release release-o3; do
+    if build "$t" "$p" "$logs/$t-$p-small-never.log" --features small,panic-never; then
+      never+=("links")
+    else
+      never+=("PANICS")
+      ok=1
+    fi
+  done
+  results+=("$(printf '%-28s %-20s %-14s %-13s %s' "$t" "$s (small)" "$run" "${never[0]}" "${never[1]}")")
 done
 echo "::: firmware scenarios"
-printf '%-28s %-13s %-14s %-13s %s\n' target scenario "QEMU run" "panic-never s" "panic-never 3"
+printf '%-28s %-20s %-14s %-13s %s\n' target scenario "QEMU run" "panic-never s" "panic-never 3"
 printf '%s\n' "${results[@]}"
 exit "$ok"
