@@ -13,6 +13,9 @@ use uring_queue::uring::{
 };
 use uring_queue::{CapacityError, HeapRing, Region, RegionError};
 
+mod common;
+use common::XorShift;
+
 #[repr(C, align(128))]
 #[derive(Clone, Copy)]
 struct Line([u8; 128]);
@@ -28,17 +31,6 @@ fn region(buf: &mut [Line]) -> Region<'_> {
     // bytes, borrowed exclusively for the region's lifetime.
     let bytes = unsafe { core::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<u8>(), len) };
     Region::new(bytes)
-}
-
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
 }
 
 fn expected_byte(seq: u64, k: usize) -> u8 {

@@ -16,6 +16,9 @@ use std::process::{Child, Command, Stdio};
 use uring_queue::SharedMemory;
 use uring_queue::uring::{Client, Config, Error, Futex, Incoming, Request, Server, Uring};
 
+mod common;
+use common::XorShift;
+
 const ROLE: &str = "URING_TEST_ROLE";
 const PEER_FD: &str = "URING_TEST_FD";
 const SLOTS: usize = 64;
@@ -29,16 +32,7 @@ fn requests() -> u64 {
         .unwrap_or(1_000_000)
 }
 
-struct XorShift(u64);
-
 impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
     /// Mostly small bodies (0 to 256 bytes), 3% up to 8 KiB, 0.2% up to
     /// 64 KiB.
     fn size(&mut self) -> usize {

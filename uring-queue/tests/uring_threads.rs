@@ -15,6 +15,9 @@ use core::time::Duration;
 use uring_queue::Region;
 use uring_queue::uring::{Client, Config, Error, Futex, Incoming, Options, Reply, Request, Uring};
 
+mod common;
+use common::XorShift;
+
 const NO_TIMEOUT: Options = Options {
     spin: 64,
     min_spin: 64,
@@ -106,17 +109,6 @@ fn serve(server: uring_queue::uring::Server<'_, Futex>) -> u64 {
     }
 }
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
 #[test]
 #[cfg_attr(
     miri,
@@ -137,7 +129,7 @@ fn threads_block_and_await_with_futex_parking() {
             for t in 0..THREADS {
                 w.spawn(move || {
                     let client = shared;
-                    let mut rng = Rng(0x2545_F491_4F6C_DD1D ^ (t + 1));
+                    let mut rng = XorShift(0x2545_F491_4F6C_DD1D ^ (t + 1));
                     for i in 0..PER_THREAD {
                         let seq = t * PER_THREAD + i;
                         let len = (rng.next() % 3000) as usize;
@@ -203,7 +195,7 @@ fn tokio_tasks_on_worker_threads_share_one_client() {
             .map(|t| {
                 let client = client.clone();
                 tokio::spawn(async move {
-                    let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ (t + 1));
+                    let mut rng = XorShift(0x9E37_79B9_7F4A_7C15 ^ (t + 1));
                     for i in 0..PER_TASK {
                         let seq = t * PER_TASK + i;
                         let len = (rng.next() % 3000) as usize;

@@ -17,6 +17,9 @@ use uring_queue::uring::{
     Client, Config, Error, EventFd, NotifierKind, Options, Request, Server, Uring,
 };
 
+mod common;
+use common::XorShift;
+
 const SLOTS: usize = 64;
 const CONFIG: Config = Config::new(64, 64, 1 << 16).with_notifier(NotifierKind::EventFd);
 
@@ -148,17 +151,6 @@ fn sixty_four_calls_in_flight() {
         let (served, ()) = tokio::join!(serve(&mut server), calls);
         assert_eq!(served, 200 * 64);
     });
-}
-
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
 }
 
 /// Polls `future` at most `polls` times (each time the task is woken),
