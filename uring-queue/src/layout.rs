@@ -148,6 +148,15 @@ pub(crate) fn check_region_len(needed: usize, actual: usize) -> Result<(), Regio
     Ok(())
 }
 
+/// Writes one word of a header the creator is filling in. Each layout's
+/// `canonical` has checked that its offsets and sizes fit in a `u32`; a
+/// value that did not would be stored as `u32::MAX`, never truncated.
+/// Call it once per word, not in a loop over an array of words: the loop
+/// takes more flash.
+pub(crate) fn store_word(word: &AtomicU32, value: usize) {
+    word.store(u32::try_from(value).unwrap_or(u32::MAX), Ordering::Relaxed);
+}
+
 /// Checks a release interval (how many pops a consumer may leave
 /// unpublished) against its limit.
 ///

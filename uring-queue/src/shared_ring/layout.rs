@@ -144,23 +144,18 @@ impl Layout {
 
     /// [`write`](Self::write) for elements of `size` and `align` bytes: one
     /// copy of the code for every element type (kept out of line so that
-    /// the rings of two element types share it), a store per word (a loop
-    /// over an array of the words took more flash).
+    /// the rings of two element types share it).
     #[inline(never)]
     fn write_elements(&self, h: &Header, size: usize, align: usize) {
-        // `canonical` checked that the total, so every offset and the
-        // element's size, fits in a `u32`; alignments are smaller than sizes.
-        let store = |word: &AtomicU32, value: usize| {
-            word.store(u32::try_from(value).unwrap_or(u32::MAX), Ordering::Relaxed);
-        };
         h.stamp.begin(ID);
-        store(&h.elem_size, size);
-        store(&h.elem_align, align);
+        // `canonical` checked that the size fits; the alignment is no larger.
+        layout::store_word(&h.elem_size, size);
+        layout::store_word(&h.elem_align, align);
         h.capacity.store(self.capacity, Ordering::Relaxed);
-        store(&h.producer_offset, self.producer);
-        store(&h.consumer_offset, self.consumer);
-        store(&h.data_offset, self.data);
-        store(&h.total_size, self.total);
+        layout::store_word(&h.producer_offset, self.producer);
+        layout::store_word(&h.consumer_offset, self.consumer);
+        layout::store_word(&h.data_offset, self.data);
+        layout::store_word(&h.total_size, self.total);
         h.release_every.store(self.release_every, Ordering::Relaxed);
         for r in &h.reserved {
             r.store(0, Ordering::Relaxed);

@@ -268,18 +268,13 @@ impl Layout {
     /// Writes the layout into `h`, stamped but not yet published.
     pub(super) fn write(&self, h: &Header) {
         h.stamp.begin(ID);
-        for (word, value) in [
-            (&h.sq_offset, self.sq.0),
-            (&h.sq_size, self.sq.1),
-            (&h.cq_offset, self.cq.0),
-            (&h.cq_size, self.cq.1),
-            (&h.payload_offset, self.payload.0),
-            (&h.payload_size, self.payload.1),
-            (&h.notifier, self.notifier as usize),
-        ] {
-            // `canonical` checked the offsets and sizes fit in a `u32`.
-            word.store(u32::try_from(value).unwrap_or(u32::MAX), Ordering::Relaxed);
-        }
+        layout::store_word(&h.sq_offset, self.sq.0);
+        layout::store_word(&h.sq_size, self.sq.1);
+        layout::store_word(&h.cq_offset, self.cq.0);
+        layout::store_word(&h.cq_size, self.cq.1);
+        layout::store_word(&h.payload_offset, self.payload.0);
+        layout::store_word(&h.payload_size, self.payload.1);
+        h.notifier.store(self.notifier, Ordering::Relaxed);
         for word in &h.reserved {
             word.store(0, Ordering::Relaxed);
         }
