@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# A long fuzzing run of one target, as docs/verification.md's "Fuzzing at
+# depth" table records it: fuzz for SECONDS from a scratch copy of the
+# committed corpus, minimise what it grew (`cargo fuzz cmin`), then measure
+# the line coverage of the crate the target checks with `cargo fuzz coverage`
+# and llvm-cov. Prints one table row:
+#   | target | hours | executions | corpus (committed -> minimised) | lines covered | findings |
+# and leaves the minimised corpus in target/fuzz-depth/<target>/corpus (copy
+# it over fuzz/corpus/<target> to commit it) and libFuzzer's log beside it.
+#
+# Usage: fuzz/depth.sh TARGET SECONDS
+set -euo pipefail
+cd "$(dirname "$0")"
+target=${1:?usage: fuzz/depth.sh TARGET SECONDS}
+seconds=${2:?usage: fuzz/depth.sh TARGET SECONDS}
+out=../target/fuzz-depth/$target
+rm -rf "$out"
+mkdir -p "$out/grown" "$out/corpus"
+committed=$(find "corpus/$target" -type f 2>/dev/null | wc -l)
+
+findings=none
+if ! FUZZ_KEEP="$out/grown" ./run.sh "$target" "$seconds" -print_final_stats=1 > "$out/fuzz.log" 2>&1; then
+  findings="crash: see $out/fuzz.log and fuzz/artifacts/$target"
+fi
+runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$out/fuzz.log" | tail -n 1)
+
+# cmin keeps the inputs that add coverage; it writes into the corpus it is
+# given, so it runs on the scratch copy.
+cargo +nightly fuzz cmin "$target" "$out/grown" > "$out/cmin.log" 2>&1
+cp -r "$out/grown/." "$out/corpus/"
+minimised=$(find "$out/corpus" -type f | wc -l)
+
+# Which crate's source the target checks: the first workspace crate it uses.
+crate=$(grep -o -m1 -E '\b(io_traits|buffer_pool|uring_queue|batch_reader)::' "fuzz_targets/$target.rs" | head -n 1 | tr -d ':' | tr _ -)
+cargo +nightly fuzz coverage "$target" "$out/corpus" > "$out/coverage.log" 2>&1
+llvm_cov=$(find "$(rustc +nightly --print sysroot)" -name llvm-cov -type f | head -n 1)
+profdata=coverage/$target/coverage.profdata
+binary=$(find target -path "*/coverage/*/release/$target" -type f | head -n 1)
+lines=$("$llvm_cov" report "$binary" -instr-profile="$profdata" \
+  -ignore-filename-regex='(/\.cargo/|/rustc/|/fuzz/)' 2>/dev/null |
+  awk -v c="/$crate/src/" '$1 ~ c { total += $8; missed += $9 } END { if (total) printf "%.1f %% of %d", 100 * (total - missed) / total, total }')
+
+printf '| %s | %.2f | %s | %s -> %s | %s (%s) | %s |\n' "$target" "$(echo "$seconds / 3600" | bc -l)" \
+  "${runs:-?}" "$committed" "$minimised" "${lines:-?}" "$crate" "$findings"
