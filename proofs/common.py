@@ -170,8 +170,11 @@ def normalise(text):
 
 
 def fn_body(source, name):
-    """The text of `fn name` (signature and body, braces balanced)."""
-    m = re.search(r"\bfn " + re.escape(name) + r"\b", source)
+    """The text of the first `fn name` (signature and body, braces
+    balanced). `name` may go on into the signature, as `user_data(self)`,
+    to pick one of several functions of that name."""
+    tail = r"\b" if re.match(r"\w", name[-1]) else ""
+    m = re.search(r"\bfn " + re.escape(name) + tail, source)
     if not m:
         return None
     i = source.index("{", m.end())
