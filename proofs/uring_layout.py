@@ -110,15 +110,15 @@ def canonical(sq_entries, cq_entries, payload_bytes, w):
     cq_off_ok, cq_offset = checked_next_multiple_of(sq_end, const(RING_ALIGN, w))
     cq_end_ok, cq_end = checked_add(cq_offset, cq_size)
     p_ok, payload_offset = checked_next_multiple_of(cq_end, const(PAYLOAD_ALIGN, w))
+    total_ok, total = checked_add(payload_offset, payload_bytes)
     accepted = And(sq_ok, cq_ok, pay_ok, end_ok, cq_off_ok, cq_end_ok, p_ok,
-                   ULE(payload_offset, const((1 << 32) - 1, w)))
+                   ULE(payload_offset, const((1 << 32) - 1, w)), total_ok)
     parts = [
         (const(0, w), const(RINGS_OFFSET, w), const(1, w)),
         (const(RINGS_OFFSET, w), sq_size, const(RING_ALIGN, w)),
         (cq_offset, cq_size, const(RING_ALIGN, w)),
         (payload_offset, payload_bytes, const(BLOCK_ALIGN, w)),
     ]
-    total_ok, total = checked_add(payload_offset, payload_bytes)
     return accepted, parts, total, total_ok
 
 
@@ -181,6 +181,7 @@ def run(report):
         "sq: (RINGS_OFFSET, sq_size),",
         "cq: (cq_offset, cq_size),",
         "payload: (payload_offset, config.payload_bytes),",
+        "if payload_offset.checked_add(config.payload_bytes).is_none() {",
     ])
     check_formulas(report, SRC, "total", ["self.payload.0 + self.payload.1"])
     check_formulas(report, CONN, "init", [
