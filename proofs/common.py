@@ -8,6 +8,7 @@ Each proof module defines `run(report)`; `report` collects the results.
 import os
 import re
 import sys
+import time
 
 from z3 import (
     And,
@@ -55,13 +56,14 @@ class Report:
     def prove(self, name, claim, *assumptions):
         """Proves `assumptions => claim` for every value of the free
         variables; on failure prints a counterexample."""
+        t0 = time.time()
         s = Solver()
         s.set("timeout", 60_000)
         s.add(*assumptions)
         s.add(Not(claim))
         r = s.check()
         if r == unsat:
-            self.ok(name)
+            self.ok(f"{name} ({time.time() - t0:.1f} s)")
         elif r == sat:
             m = s.model()
             cex = ", ".join(f"{d.name()}={m[d]}" for d in sorted(m.decls(), key=str))
