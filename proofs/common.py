@@ -31,6 +31,8 @@ from z3 import (
     unsat,
 )
 
+# The source tree the drift checks read (`drift_selftest.py` points it at a
+# mutated copy).
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 # `usize` on the targets the crate builds for: 64-bit hosts, 32-bit
@@ -157,7 +159,7 @@ def umax2(a, b):
 
 
 def read_source(rel):
-    with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
+    with open(os.path.join(sys.modules[__name__].ROOT, rel), encoding="utf-8") as f:
         return f.read()
 
 

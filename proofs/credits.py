@@ -73,6 +73,11 @@ def run(report):
     report.prove("credits: (b) a server completing a request it holds finds room in the completion ring",
                  ULT(cq_len, cq_cap), UGE(held, 1), ULE(outstanding, credits), *placed)
 
+    drift(report)
+
+
+def drift(report):
+    """The checks that tie this model to the Rust source."""
     check_formulas(report, REQUEST, "user_data(self)", ["(u64::from(self.generation) << 32) | u64::from(self.index)"])
     check_formulas(report, REQUEST, "from_user_data", ["index: user_data as u32, generation: (user_data >> 32) as u32,"])
     check_formulas(report, CLIENT, "new", [

@@ -102,6 +102,11 @@ def run(report):
         report.prove(f"completion/usize{w}: (a) an accepted response_len slices within the response block",
                      ULE(widen(wire, w), widen(resp, w)), accepted)
 
+    drift(report)
+
+
+def drift(report):
+    """The checks that tie this model to the Rust source."""
     check_formulas(report, PAYLOAD, "span", [
         "if len == 0 { return Ok(Span { offset: 0, len: 0 }); }",
         "let end = offset.checked_add(u64::from(len)).ok_or(Error::Corrupted)?;",

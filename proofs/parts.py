@@ -85,6 +85,11 @@ def run(report):
                      parts_sound(parts, end), spans)
         report.satisfiable(f"check_parts/usize{w}: some parts are accepted", accepted,
                            *[l != 0 for _, l, _ in parts])
+    drift(report)
+
+
+def drift(report):
+    """The checks that tie this model to the Rust source."""
     check_formulas(report, SOURCE, "check_parts", [
         "let a_end = a.start.checked_add(a.len).ok_or(RegionError::BadOffsets)?;",
         "if !a.start.is_multiple_of(a.align) { return Err(RegionError::BadOffsets); }",

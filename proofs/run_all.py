@@ -12,6 +12,7 @@ MODULES = [
     "entry_spans",
     "credits",
     "payload_allocator",
+    "drift_selftest",
 ]
 
 

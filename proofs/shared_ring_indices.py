@@ -109,6 +109,11 @@ def run(report):
     report.prove("attach: (b) every honest state (tail - head <= capacity) is accepted", attach_ok(t, h, cap),
                  ULE(t - h, cap), *facts)
 
+    drift(report)
+
+
+def drift(report):
+    """The checks that tie this model to the Rust source."""
     check_formulas(report, PRODUCER, "refresh", [
         "let head = self.raw.consumer().index.load(Ordering::Acquire);",
         "if self.tail.wrapping_sub(head) > self.tail.wrapping_sub(self.cached_head()) { return Err(self.latch()); }",
