@@ -22,6 +22,7 @@ from z3 import (
     Not,
     Or,
     Solver,
+    SolverFor,
     ULE,
     ULT,
     UGT,
@@ -59,7 +60,7 @@ class Report:
         """Proves `assumptions => claim` for every value of the free
         variables; on failure prints a counterexample."""
         t0 = time.time()
-        s = Solver()
+        s = SolverFor("QF_BV")
         s.set("timeout", 60_000)
         s.add(*assumptions)
         s.add(Not(claim))
@@ -76,7 +77,7 @@ class Report:
     def satisfiable(self, name, *constraints):
         """Checks that the assumptions of a proof can hold at all, so that a
         proof is not vacuous."""
-        s = Solver()
+        s = SolverFor("QF_BV")
         s.add(*constraints)
         if s.check() == sat:
             self.ok(name)
