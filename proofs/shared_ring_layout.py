@@ -215,6 +215,10 @@ def drift(report):
                                    PRODUCER_OFFSET=PRODUCER_OFFSET, CONSUMER_OFFSET=CONSUMER_OFFSET,
                                    DATA_OFFSET=DATA_OFFSET))
     check_consts(report, RAW, dict(MAX_CAPACITY=MAX_CAPACITY))
+    check_consts(report, COMMON, dict(STATE_READY=2, STATE_INITIALISING=1))
+    check_formulas(report, COMMON, "check(&self, id: LayoutId)", [
+        "if state != STATE_READY {", "if magic != id.magic {", "if version != id.version {",
+    ])
     check_consts(report, MOD, dict(SHARED_RING_ALIGN=SHARED_RING_ALIGN))
     check_pattern(report, SRC, r"assert!\(HEADER_SIZE == 64 && HEADER_SIZE <= PRODUCER_OFFSET\)", "header is 64 bytes")
     check_pattern(report, SRC, r"assert!\(size_of::<IndexLine>\(\) == 8 && align_of::<IndexLine>\(\) == 4\)",

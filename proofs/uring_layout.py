@@ -34,6 +34,7 @@ from common import (
     is_power_of_two,
     truncate,
     umax,
+    widen,
 )
 from parts import check_part_spans, parts_sound
 from shared_ring_layout import aligned, in_bounds, store_word
@@ -62,7 +63,7 @@ WORDS = ["sq_offset", "sq_size", "cq_offset", "cq_size", "payload_offset", "payl
 def read(words, length, w):
     """`Layout::read` after the stamp, and the `layout::header` check
     before it: (accepted, parts)."""
-    z = lambda k: truncate(words[k], w) if w < 32 else (words[k] if w == 32 else __import__("common").widen(words[k], w))
+    z = lambda k: widen(words[k], w)
     parts = [
         (const(0, w), const(RINGS_OFFSET, w), const(1, w)),
         (z("sq_offset"), z("sq_size"), const(RING_ALIGN, w)),
@@ -87,7 +88,7 @@ def sound(parts, base, length, w):
         aligned(base + sq[0], const(RING_ALIGN, w)),
         aligned(base + cq[0], const(RING_ALIGN, w)),
         # `carve`'s `u32::try_from(layout.payload.1).unwrap_or(0)` is the length.
-        (pay[1] == (payload_len if w == 32 else __import__("common").widen(payload_len, w))),
+        pay[1] == widen(payload_len, w),
     )
 
 
@@ -123,7 +124,6 @@ def canonical(sq_entries, cq_entries, payload_bytes, w):
 
 
 def run(report):
-    from common import widen
     for w in USIZE_WIDTHS:
         base, length = bv("base", w), bv("region_len", w)
         no_wrap, _ = checked_add(base, length)

@@ -64,6 +64,33 @@ fn classes_u64(at: &[u64]) -> Vec<u64> {
     v
 }
 
+/// How many cases a test expected accepted and refused: both must occur,
+/// or the test would check one side only.
+#[derive(Default)]
+struct Seen {
+    accepted: usize,
+    refused: usize,
+}
+
+impl Seen {
+    fn note(&mut self, accepted: bool) {
+        if accepted {
+            self.accepted += 1;
+        } else {
+            self.refused += 1;
+        }
+    }
+
+    fn check(&self) {
+        assert!(
+            self.accepted > 0 && self.refused > 0,
+            "{} accepted, {} refused",
+            self.accepted,
+            self.refused
+        );
+    }
+}
+
 /// 4 KiB, aligned for every layout here.
 #[repr(C, align(4096))]
 struct Mem([u8; 8192]);
@@ -144,6 +171,7 @@ fn attach_shared(mem: &mut Mem, w: [u32; 8], len: usize) -> Result<(), RegionErr
 #[test]
 #[cfg_attr(miri, ignore)]
 fn shared_ring_header_words_one_at_a_time() {
+    let mut seen = Seen::default();
     let mut m = mem();
     let canonical = [8, 8, SR_CAP, 128, 256, 384, 384 + 8 * SR_CAP, 1];
     for len in [512, 4096] {
@@ -152,6 +180,7 @@ fn shared_ring_header_words_one_at_a_time() {
                 let mut w = canonical;
                 w[k] = v;
                 let expected = shared_ring_ok(w, len);
+                seen.note(expected);
                 let found = attach_shared(&mut m, w, len);
                 assert_eq!(
                     found.is_ok(),
@@ -161,11 +190,13 @@ fn shared_ring_header_words_one_at_a_time() {
             }
         }
     }
+    seen.check();
 }
 
 #[test]
 #[cfg_attr(miri, ignore)]
 fn shared_ring_header_offsets_all_together() {
+    let mut seen = Seen::default();
     let mut m = mem();
     let len = 4096;
     let offs = classes_u32(&[128, 256, 384, 512, 1024, 4096 - 128]);
@@ -174,16 +205,19 @@ fn shared_ring_header_offsets_all_together() {
             for &data in &offs {
                 let w = [8, 8, SR_CAP, prod, cons, data, 4096, 1];
                 let expected = shared_ring_ok(w, len);
+                seen.note(expected);
                 let found = attach_shared(&mut m, w, len);
                 assert_eq!(found.is_ok(), expected, "{prod} {cons} {data}: {found:?}");
             }
         }
     }
+    seen.check();
 }
 
 #[test]
 #[cfg_attr(miri, ignore)]
 fn shared_ring_capacity_total_and_release_interval() {
+    let mut seen = Seen::default();
     let mut m = mem();
     let len = 4096;
     for cap in classes_u32(&[SR_CAP, 32, 64, 464]) {
@@ -191,6 +225,7 @@ fn shared_ring_capacity_total_and_release_interval() {
             for release in classes_u32(&[cap]) {
                 let w = [8, 8, cap, 128, 256, 384, total, release];
                 let expected = shared_ring_ok(w, len);
+                seen.note(expected);
                 let found = attach_shared(&mut m, w, len);
                 assert_eq!(
                     found.is_ok(),
@@ -200,6 +235,7 @@ fn shared_ring_capacity_total_and_release_interval() {
             }
         }
     }
+    seen.check();
 }
 
 #[test]
@@ -357,6 +393,7 @@ fn uring_parts_ok(w: [u32; 6], len: usize) -> bool {
 #[test]
 #[cfg_attr(miri, ignore)]
 fn uring_header_words_one_at_a_time() {
+    let mut seen = Seen::default();
     let mut m = mem();
     let config = Config::new(4, 4, 1024);
     Uring::init(Region::new(&mut m.0), config).unwrap();
@@ -373,6 +410,7 @@ fn uring_header_words_one_at_a_time() {
                 }
                 let found = Uring::attach(Region::new(&mut m.0[..len]));
                 let parts_ok = uring_parts_ok(w, len);
+                seen.note(parts_ok);
                 if found.is_ok() {
                     assert!(parts_ok, "word {k} = {v}, region {len}");
                 }
@@ -388,6 +426,7 @@ fn uring_header_words_one_at_a_time() {
             }
         }
     }
+    seen.check();
 }
 
 /// Every configuration's `required_size` (what `init` checks the region
@@ -456,6 +495,7 @@ fn server_with_sqe(mem: &mut Mem, sqe: Sqe) -> Result<Option<(usize, usize)>, Er
 #[test]
 #[cfg_attr(miri, ignore)]
 fn sqe_blocks_over_boundary_classes() {
+    let mut seen = Seen::default();
     let mut m = mem();
     let offs = classes_u64(&[AREA, AREA - 64, 512]);
     let lens = classes_u32(&[AREA as u32, 512, 64]);
@@ -471,6 +511,7 @@ fn sqe_blocks_over_boundary_classes() {
                 },
             );
             let expected = span_ok(po, pl);
+            seen.note(expected);
             assert_eq!(found.is_ok(), expected, "body {po}+{pl}: {found:?}");
             if expected {
                 assert_eq!(found, Ok(Some((pl as usize, 0))));
@@ -493,10 +534,12 @@ fn sqe_blocks_over_boundary_classes() {
                 };
                 let found = server_with_sqe(&mut m, sqe);
                 let expected = span_ok(po, pl) && span_ok(ro, rl) && apart((po, pl), (ro, rl));
+                seen.note(expected);
                 assert_eq!(found.is_ok(), expected, "{po}+{pl}, {ro}+{rl}: {found:?}");
             }
         }
     }
+    seen.check();
 }
 
 // ---- completions and credits ----
@@ -504,6 +547,7 @@ fn sqe_blocks_over_boundary_classes() {
 #[test]
 #[cfg_attr(miri, ignore)]
 fn cqe_tags_and_lengths_over_boundary_classes() {
+    let mut seen = Seen::default();
     let mut m = mem();
     for response_block in [0usize, 1, 100, 1024] {
         for len in classes_u32(&[response_block as u32, 1024]) {
@@ -529,6 +573,7 @@ fn cqe_tags_and_lengths_over_boundary_classes() {
                 tx.push(cqe).unwrap();
                 let found = client.poll_completions();
                 let expected = tag_delta == 0 && len as usize <= response_block;
+                seen.note(expected);
                 assert_eq!(
                     found.is_ok(),
                     expected,
@@ -543,6 +588,7 @@ fn cqe_tags_and_lengths_over_boundary_classes() {
             }
         }
     }
+    seen.check();
 }
 
 #[test]
