@@ -4,6 +4,8 @@
 # the z3 solver on first use (PROOFS_VENV overrides where).
 set -euo pipefail
 cd "$(dirname "$0")"
+# No bytecode caches in the source tree.
+export PYTHONDONTWRITEBYTECODE=1
 venv=${PROOFS_VENV:-../target/proofs-venv}
 if [[ ! -x "$venv/bin/python" ]]; then
   python3 -m venv "$venv"
