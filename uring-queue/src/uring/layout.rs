@@ -224,7 +224,8 @@ impl Layout {
     ///
     /// The rings' [`RegionError::Capacity`], [`RegionError::ReleaseInterval`],
     /// and [`CapacityError::TooLarge`] for a payload area of 4 GiB or more,
-    /// or rings that together end beyond 4 GiB.
+    /// rings that together end beyond 4 GiB, or (32-bit targets) a payload
+    /// area that would end past `usize::MAX`.
     pub(super) fn canonical(config: &Config) -> Result<Self, RegionError> {
         let sq_size = SharedRing::<Sqe>::required_size(config.sq_entries)?;
         let cq_size = SharedRing::<Cqe>::required_size(config.cq_entries)?;
@@ -252,6 +253,15 @@ impl Layout {
             }
             .into());
         };
+        // With a 32-bit `usize`, a payload area near 4 GiB after the rings
+        // would end past `usize::MAX`, and `total` would wrap.
+        if payload_offset.checked_add(config.payload_bytes).is_none() {
+            return Err(CapacityError::TooLarge {
+                capacity: config.payload_bytes,
+                max: usize::MAX - payload_offset,
+            }
+            .into());
+        }
         Ok(Self {
             sq: (RINGS_OFFSET, sq_size),
             cq: (cq_offset, cq_size),
@@ -260,7 +270,7 @@ impl Layout {
         })
     }
 
-    /// Bytes the layout covers.
+    /// Bytes the layout covers (`canonical` checked that the sum fits).
     pub(super) fn total(&self) -> usize {
         self.payload.0 + self.payload.1
     }
