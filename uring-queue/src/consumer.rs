@@ -258,7 +258,7 @@ impl<'a, T, const K: usize> Consumer<'a, T, K> {
             self.raw.advance_head(&mut self.head, 1);
         } else {
             let next = self.head.wrapping_add(1);
-            if next.is_multiple_of(Self::RELEASE_EVERY) {
+            if next % Self::RELEASE_EVERY == 0 {
                 self.raw.publish_head(next);
             }
             self.head = next;
