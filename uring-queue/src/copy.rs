@@ -166,7 +166,10 @@ fn copy_run<R, E>(
     copy: &mut impl FnMut(R) -> Result<usize, Fault<E>>,
 ) -> Result<usize, Fault<E>> {
     match copy(run) {
-        Ok(n) => Ok(before + n.min(len)),
-        Err(f) => Err(Fault::new(before + f.copied.min(len), f.error)),
+        Ok(n) => Ok(before.saturating_add(n.min(len))),
+        Err(f) => Err(Fault::new(
+            before.saturating_add(f.copied.min(len)),
+            f.error,
+        )),
     }
 }

@@ -235,7 +235,12 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 8 } else { 512 }))]
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(miri) { 8 } else { 512 },
+        // Miri has no file system to keep failing seeds in.
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     /// Random writes and reads with random faults: the bytes read are the
     /// bytes written, in order, each once; the ring's length is the model's.
