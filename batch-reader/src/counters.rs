@@ -16,7 +16,7 @@
 /// r.read_many(&mut ops, |c| assert!(c.is_ok()));
 /// let c = r.counters();
 /// assert_eq!((c.backend_calls, c.ops, c.backend_ops, c.merged_ops), (1, 2, 1, 2));
-/// assert_eq!(c.read_amplification(), 1.0);
+/// assert_eq!(c.read_amplification_per_mille(), 1000);
 /// # Ok::<(), batch_reader::GeometryError>(())
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -60,8 +60,10 @@ impl Counters {
         self.bytes_read += other.bytes_read;
     }
 
-    /// `bytes_read / bytes_requested`: 1.0 when nothing was re-read or read
-    /// in gaps (and when nothing was requested).
+    /// `bytes_read / bytes_requested` in thousandths, rounded down: 1000 when
+    /// nothing was re-read or read in gaps (and when nothing was requested);
+    /// `u64::MAX` if the ratio does not fit. Integer arithmetic only, so that
+    /// code without floating point (a kernel) can report it.
     ///
     /// # Examples
     ///
@@ -77,14 +79,60 @@ impl Counters {
     /// reader.set_policy(CoalescePolicy::with_gap(4));
     /// let (mut a, mut b) = ([0u8; 4], [0u8; 4]);
     /// reader.read_many(&mut [ReadOp::new(0, &mut a, 0), ReadOp::new(8, &mut b, 1)], |_| {});
-    /// assert_eq!(reader.counters().read_amplification(), 1.5);
+    /// assert_eq!(reader.counters().read_amplification_per_mille(), 1500);
     /// # Ok::<(), batch_reader::GeometryError>(())
     /// ```
+    pub fn read_amplification_per_mille(&self) -> u64 {
+        if self.bytes_requested == 0 {
+            return 1000;
+        }
+        let ratio = u128::from(self.bytes_read) * 1000 / u128::from(self.bytes_requested);
+        u64::try_from(ratio).unwrap_or(u64::MAX)
+    }
+
+    /// `bytes_read / bytes_requested` as a float: 1.0 when nothing was
+    /// re-read or read in gaps (and when nothing was requested). Only with
+    /// `std`, so that no floating point reaches a no_std build; see
+    /// [`read_amplification_per_mille`](Self::read_amplification_per_mille).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use batch_reader::Counters;
+    ///
+    /// let c = Counters { bytes_requested: 8, bytes_read: 12, ..Counters::default() };
+    /// assert_eq!(c.read_amplification(), 1.5);
+    /// ```
+    #[cfg(feature = "std")]
     pub fn read_amplification(&self) -> f64 {
         if self.bytes_requested == 0 {
             1.0
         } else {
             self.bytes_read as f64 / self.bytes_requested as f64
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Counters;
+
+    fn ratio(bytes_read: u64, bytes_requested: u64) -> u64 {
+        let c = Counters {
+            bytes_read,
+            bytes_requested,
+            ..Counters::default()
+        };
+        c.read_amplification_per_mille()
+    }
+
+    #[test]
+    fn per_mille_rounds_down_and_saturates() {
+        assert_eq!(ratio(0, 0), 1000);
+        assert_eq!(ratio(7, 7), 1000);
+        assert_eq!(ratio(16, 12), 1333);
+        assert_eq!(ratio(u64::MAX, u64::MAX), 1000);
+        assert_eq!(ratio(u64::MAX / 1000 + 1, 1), u64::MAX);
+        assert_eq!(ratio(u64::MAX / 1000, 1), u64::MAX / 1000 * 1000);
     }
 }

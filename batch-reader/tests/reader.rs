@@ -145,7 +145,7 @@ fn gap_policy_bridges_small_gaps_and_counts_the_gap_bytes() {
     run(&mut r, &spec);
     assert_eq!(r.backend().calls, vec![vec![(0, 12), (20, 4)]]);
     assert_eq!(r.counters().bytes_read, 16);
-    assert_eq!(r.counters().read_amplification(), 16.0 / 12.0);
+    assert_eq!(r.counters().read_amplification_per_mille(), 16_000 / 12);
     let mut r = Reader::new(recording(&mem, geometry(None, 1024, 16)), vec![0u8; 64]);
     r.set_policy(CoalescePolicy::with_gap(8));
     let out = run(&mut r, &spec);

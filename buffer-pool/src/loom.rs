@@ -16,6 +16,20 @@
 // Pieces of the facade that one includer uses and the other does not.
 #![allow(dead_code, unused_imports, unused_macros)]
 
+// A target without compare-and-swap (thumbv6m, riscv32imc) has no `swap` or
+// `fetch_or` in `core`: say which feature brings them rather than leave the
+// user with the raw errors of every call.
+#[cfg(all(
+    not(loom),
+    not(feature = "portable-atomic"),
+    not(target_has_atomic = "ptr")
+))]
+compile_error!(
+    "buffer-pool: this target has no compare-and-swap; turn on the `portable-atomic` \
+     feature and choose its backend (its `critical-section` feature, or \
+     `--cfg portable_atomic_unsafe_assume_single_core` on a single core)"
+);
+
 /// Atomics, as `std::sync` lays them out.
 pub(crate) mod sync {
     /// Atomic integers, `Ordering` and `fence`.

@@ -1,6 +1,7 @@
 //! The reading half.
 
 use crate::Error;
+use crate::copy::{CopyError, Fault, through_runs};
 use crate::loom::sync::atomic::Ordering;
 use crate::producer::Keep;
 use crate::raw::{IndexLine, MAX_CAPACITY, RawRing};
@@ -258,7 +259,7 @@ impl<'a, T, const K: usize> Consumer<'a, T, K> {
             self.raw.advance_head(&mut self.head, 1);
         } else {
             let next = self.head.wrapping_add(1);
-            if next.is_multiple_of(Self::RELEASE_EVERY) {
+            if next % Self::RELEASE_EVERY == 0 {
                 self.raw.publish_head(next);
             }
             self.head = next;
@@ -637,6 +638,57 @@ impl<T: Copy, const K: usize> Consumer<'_, T, K> {
     }
 }
 
+impl<T: Copy, const K: usize> Consumer<'_, T, K> {
+    /// Copies the published elements out with `copy`, a copy that may stop
+    /// part-way (to user memory, say), and releases exactly what it copied to
+    /// the producer, in one store. Returns how many elements that was (0 when
+    /// empty, without calling `copy`).
+    ///
+    /// `copy` is given the elements before the end of the storage, then, if
+    /// it took them all, those that wrapped to its start. It returns `Ok(n)`
+    /// for the first `n` elements of the run taken (fewer than the run: the
+    /// destination is full, and it is not called again), or a [`Fault`] with
+    /// the elements it took before it stopped. A count larger than the run
+    /// is taken as the run. If `copy` panics, nothing of this call is
+    /// released.
+    ///
+    /// # Errors
+    ///
+    /// [`CopyError::Fault`] when `copy` stopped part-way, with every element
+    /// released by this call; [`CopyError::Ring`] ([`Error::Corrupted`])
+    /// before any copy.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::{Fault, Ring};
+    ///
+    /// let mut ring = Ring::<u8, 8>::new();
+    /// let (mut tx, mut rx) = ring.split();
+    /// tx.push_slice(b"hello").unwrap();
+    /// let mut out = [0u8; 3];
+    /// let n = rx.pop_with(|src| {
+    ///     let n = src.len().min(out.len());
+    ///     out[..n].copy_from_slice(&src[..n]);
+    ///     Ok::<_, Fault<()>>(n)
+    /// });
+    /// assert_eq!((n, &out), (Ok(3), b"hel"));
+    /// assert_eq!(rx.len(), 2);
+    /// ```
+    #[inline]
+    pub fn pop_with<E>(
+        &mut self,
+        copy: impl FnMut(&[T]) -> Result<usize, Fault<E>>,
+    ) -> Result<usize, CopyError<E>> {
+        let ready = self.available(u32::MAX).map_err(CopyError::Ring)?;
+        if ready == 0 {
+            return Ok(0);
+        }
+        let chunk = self.read_chunk(ready as usize).map_err(CopyError::Ring)?;
+        chunk.commit_with(copy).map_err(CopyError::Fault)
+    }
+}
+
 impl<T, const K: usize> Drop for Consumer<'_, T, K> {
     #[inline]
     fn drop(&mut self) {
@@ -781,6 +833,39 @@ impl<T: Copy> ReadChunk<'_, T> {
     pub fn commit(self, n: usize) {
         let n = (n.min(self.len as usize)) as u32;
         self.raw.advance_head(self.head, n);
+    }
+
+    /// Copies the lent elements out with `copy`, a copy that may stop
+    /// part-way, and releases exactly what it copied, in one store; the
+    /// contract of `copy` is [`Consumer::pop_with`]'s. Returns how many
+    /// elements were released.
+    ///
+    /// # Errors
+    ///
+    /// The [`Fault`] of a copy that stopped part-way, with `copied` counting
+    /// every element released.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::{Fault, Ring};
+    ///
+    /// let mut ring = Ring::<u8, 4>::new();
+    /// let (mut tx, mut rx) = ring.split();
+    /// tx.push_slice(&[1, 2, 3]).unwrap();
+    /// let r = rx.read_chunk(3).unwrap().commit_with(|_src| Err(Fault::new(2, "EFAULT")));
+    /// assert_eq!(r, Err(Fault::new(2, "EFAULT")));
+    /// assert_eq!(rx.pop(), Ok(3));
+    /// ```
+    #[inline]
+    pub fn commit_with<E>(
+        self,
+        copy: impl FnMut(&[T]) -> Result<usize, Fault<E>>,
+    ) -> Result<usize, Fault<E>> {
+        let (first, second) = self.as_slices();
+        let copied = through_runs(first, second, copy);
+        self.commit(*copied.as_ref().unwrap_or_else(|f| &f.copied));
+        copied
     }
 
     /// Releases every lent element.

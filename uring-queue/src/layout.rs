@@ -130,10 +130,20 @@ pub(crate) fn check_region(
     align: usize,
 ) -> Result<(), RegionError> {
     check_region_len(needed, region.len())?;
-    if !(region.as_ptr() as usize).is_multiple_of(align) {
+    if !is_multiple_of(region.as_ptr() as usize, align) {
         return Err(RegionError::Misaligned { align });
     }
     Ok(())
+}
+
+/// Whether `x` is a multiple of `n` (0 only of itself), without a division
+/// that can panic: `usize::is_multiple_of` is newer than the crate's
+/// `rust-version`.
+const fn is_multiple_of(x: usize, n: usize) -> bool {
+    match x.checked_rem(n) {
+        Some(r) => r == 0,
+        None => x == 0,
+    }
 }
 
 /// Checks that a region of `actual` bytes holds the `needed` ones.
@@ -190,7 +200,7 @@ pub(crate) fn check_parts(parts: &[Part]) -> Result<usize, RegionError> {
     let mut end = 0;
     for (k, a) in parts.iter().enumerate() {
         let a_end = a.start.checked_add(a.len).ok_or(RegionError::BadOffsets)?;
-        if !a.start.is_multiple_of(a.align) {
+        if !is_multiple_of(a.start, a.align) {
             return Err(RegionError::BadOffsets);
         }
         for b in parts.iter().skip(k + 1) {

@@ -12,6 +12,7 @@ extern crate std;
 #[cfg(feature = "std")]
 mod blocking;
 mod consumer;
+mod copy;
 mod error;
 mod frame;
 #[cfg(feature = "alloc")]
@@ -35,6 +36,7 @@ mod shm;
 pub mod uring;
 
 pub use consumer::{Batch, Consumer, ReadChunk};
+pub use copy::{CopyError, Fault};
 pub use error::{CapacityError, Error, RegionError};
 pub use frame::{Frame, FrameConsumer, FrameGrant, FrameProducer, RecordHeader};
 #[cfg(feature = "alloc")]

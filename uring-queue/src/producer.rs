@@ -1,6 +1,7 @@
 //! The writing half.
 
 use crate::Error;
+use crate::copy::{CopyError, Fault, through_runs};
 use crate::loom::sync::atomic::Ordering;
 use crate::raw::{IndexLine, RawRing};
 use core::marker::PhantomData;
@@ -469,6 +470,64 @@ impl<T: Copy + FromBytes> Producer<'_, T> {
     }
 }
 
+impl<T: Copy + FromBytes> Producer<'_, T> {
+    /// Copies into the free slots with `copy`, a copy that may stop
+    /// part-way (from user memory, say), and publishes exactly what it
+    /// copied, in one store. Returns how many elements that was (0 when full,
+    /// without calling `copy`).
+    ///
+    /// `copy` is given the free slots before the end of the storage, then,
+    /// if it filled them all, those that wrapped to its start. It returns
+    /// `Ok(n)` for `n` elements written at the start of the run it was given
+    /// (fewer than the run: the source ran out, and it is not called again),
+    /// or a [`Fault`] with the elements it wrote before it stopped. A count
+    /// larger than the run is taken as the run. If `copy` panics, nothing of
+    /// this call is published.
+    ///
+    /// # Errors
+    ///
+    /// [`CopyError::Fault`] when `copy` stopped part-way, with every element
+    /// published by this call; [`CopyError::Ring`] ([`Error::Corrupted`])
+    /// before any copy.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::{CopyError, Fault, Ring};
+    ///
+    /// let mut ring = Ring::<u8, 8>::new();
+    /// let (mut tx, mut rx) = ring.split();
+    /// let src = b"hello";
+    /// let n = tx.push_with(|dst| {
+    ///     let n = dst.len().min(src.len());
+    ///     dst[..n].copy_from_slice(&src[..n]);
+    ///     Ok::<_, Fault<()>>(n)
+    /// });
+    /// assert_eq!(n, Ok(5));
+    /// // A copy that faults after two bytes publishes those two.
+    /// let r = tx.push_with(|dst| {
+    ///     dst[..2].copy_from_slice(b"!!");
+    ///     Err(Fault::new(2, "EFAULT"))
+    /// });
+    /// assert_eq!(r, Err(CopyError::Fault(Fault::new(2, "EFAULT"))));
+    /// let mut out = [0; 8];
+    /// assert_eq!(rx.pop_slice(&mut out), Ok(7));
+    /// assert_eq!(&out[..7], b"hello!!");
+    /// ```
+    #[inline]
+    pub fn push_with<E>(
+        &mut self,
+        copy: impl FnMut(&mut [T]) -> Result<usize, Fault<E>>,
+    ) -> Result<usize, CopyError<E>> {
+        let free = self.free(u32::MAX).map_err(CopyError::Ring)?;
+        if free == 0 {
+            return Ok(0);
+        }
+        let chunk = self.write_chunk(free as usize).map_err(CopyError::Ring)?;
+        chunk.commit_with(copy).map_err(CopyError::Fault)
+    }
+}
+
 impl<T> Drop for Producer<'_, T> {
     #[inline]
     fn drop(&mut self) {
@@ -606,6 +665,42 @@ impl<T: Copy + FromBytes> WriteChunk<'_, T> {
     pub fn commit(self, n: usize) {
         let n = (n.min(self.len as usize)) as u32;
         self.raw.advance_tail(self.tail, n);
+    }
+
+    /// Copies into the lent slots with `copy`, a copy that may stop part-way,
+    /// and publishes exactly what it copied, in one store; the contract of
+    /// `copy` is [`Producer::push_with`]'s. Returns how many elements were
+    /// published.
+    ///
+    /// # Errors
+    ///
+    /// The [`Fault`] of a copy that stopped part-way, with `copied` counting
+    /// every element published.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::{Fault, Ring};
+    ///
+    /// let mut ring = Ring::<u8, 4>::new();
+    /// let (mut tx, mut rx) = ring.split();
+    /// let chunk = tx.write_chunk(4).unwrap();
+    /// let r = chunk.commit_with(|dst| {
+    ///     dst[0] = 7;
+    ///     Err(Fault::new(1, "EFAULT"))
+    /// });
+    /// assert_eq!(r, Err(Fault::new(1, "EFAULT")));
+    /// assert_eq!((rx.pop(), rx.pop().is_err()), (Ok(7), true));
+    /// ```
+    #[inline]
+    pub fn commit_with<E>(
+        mut self,
+        copy: impl FnMut(&mut [T]) -> Result<usize, Fault<E>>,
+    ) -> Result<usize, Fault<E>> {
+        let (first, second) = self.as_mut_slices();
+        let copied = through_runs(first, second, copy);
+        self.commit(*copied.as_ref().unwrap_or_else(|f| &f.copied));
+        copied
     }
 
     /// Publishes every lent slot.

@@ -37,7 +37,7 @@ impl Mem {
 
     /// The word at byte `offset`, as a hostile peer would write it.
     fn word(&self, offset: usize) -> &AtomicU32 {
-        assert!(offset + 4 <= self.len && offset.is_multiple_of(4));
+        assert!(offset + 4 <= self.len && offset % 4 == 0);
         // SAFETY: in bounds and aligned (checked above); the rings access
         // index and header words atomically too, and tests poke slot words
         // only while the ring does not touch them.

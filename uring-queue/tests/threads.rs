@@ -51,7 +51,7 @@ fn batches_and_chunks_in_order_through_a_heap_ring() {
         let mut round = 0usize;
         while next < N {
             round += 1;
-            if round.is_multiple_of(2) {
+            if round % 2 == 0 {
                 let batch: Vec<u64> = (next..(next + 7).min(N)).collect();
                 next += tx.push_slice(&batch).unwrap() as u64;
             } else if let Ok(mut chunk) = tx.write_chunk(((N - next) as usize).min(5)) {
@@ -70,7 +70,7 @@ fn batches_and_chunks_in_order_through_a_heap_ring() {
     let mut round = 0usize;
     while next < N {
         round += 1;
-        if round.is_multiple_of(2) {
+        if round % 2 == 0 {
             let n = rx.pop_slice(&mut buf).unwrap();
             for &v in &buf[..n] {
                 assert_eq!(v, next);
@@ -181,7 +181,7 @@ fn a_deferred_consumer_in_order_with_pops_and_batches() {
         while next < N {
             round += 1;
             let before = next;
-            if round.is_multiple_of(3) {
+            if round % 3 == 0 {
                 for v in rx.batch().unwrap() {
                     assert_eq!(v, next);
                     next += 1;

@@ -17,6 +17,20 @@
 //! the crate's own loom tests in `tests/` run the same way with and without
 //! loom.
 
+// A target without compare-and-swap (thumbv6m, riscv32imc) has no `swap` or
+// `fetch_or` in `core`: say which feature brings them rather than leave the
+// user with the raw errors of every call.
+#[cfg(all(
+    not(loom),
+    not(feature = "portable-atomic"),
+    not(target_has_atomic = "ptr")
+))]
+compile_error!(
+    "uring-queue: this target has no compare-and-swap; turn on the `portable-atomic` \
+     feature and choose its backend (its `critical-section` feature, or \
+     `--cfg portable_atomic_unsafe_assume_single_core` on a single core)"
+);
+
 pub(crate) mod cell;
 pub mod sync;
 

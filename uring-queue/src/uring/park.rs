@@ -13,7 +13,7 @@ use crate::loom::{hint, thread};
 /// `yield_every` steps (0: never; a yield without `std` is a spin hint).
 #[inline]
 pub(crate) fn spin_step(i: u32, yield_every: u32) {
-    if yield_every != 0 && (i + 1).is_multiple_of(yield_every) {
+    if yield_every != 0 && (i + 1) % yield_every == 0 {
         thread::yield_now();
     } else {
         hint::spin_loop();

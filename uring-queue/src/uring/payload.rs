@@ -411,7 +411,7 @@ mod tests {
             x ^= x << 13;
             x ^= x >> 17;
             x ^= x << 5;
-            if x.is_multiple_of(3) && n > 0 {
+            if x % 3 == 0 && n > 0 {
                 let i = x as usize / 3 % n;
                 a.free(held[i]);
                 n -= 1;
