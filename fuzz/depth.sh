@@ -33,12 +33,22 @@ minimised=$(find "$out/corpus" -type f | wc -l)
 # Which crate's source the target checks: the first workspace crate it uses.
 crate=$(grep -o -m1 -E '\b(io_traits|buffer_pool|uring_queue|batch_reader)::' "fuzz_targets/$target.rs" | head -n 1 | tr -d ':' | tr _ -)
 cargo +nightly fuzz coverage "$target" "$out/corpus" > "$out/coverage.log" 2>&1
-llvm_cov=$(find "$(rustc +nightly --print sysroot)" -name llvm-cov -type f | head -n 1)
+llvm_cov=$(rustc +nightly --print sysroot)/lib/rustlib/x86_64-unknown-linux-gnu/bin/llvm-cov
+[[ -x $llvm_cov ]] || rustup +nightly component add llvm-tools
 profdata=coverage/$target/coverage.profdata
 binary=$(find target -path "*/coverage/*/release/$target" -type f | head -n 1)
-lines=$("$llvm_cov" report "$binary" -instr-profile="$profdata" \
-  -ignore-filename-regex='(/\.cargo/|/rustc/|/fuzz/)' 2>/dev/null |
-  awk -v c="/$crate/src/" '$1 ~ c { total += $8; missed += $9 } END { if (total) printf "%.1f %% of %d", 100 * (total - missed) / total, total }')
+# Lines of the crate's src/ that the binary holds, and how many ran.
+lines=$("$llvm_cov" export "$binary" -instr-profile="$profdata" -summary-only |
+  python3 -c '
+import json, sys
+crate = sys.argv[1]
+total = covered = 0
+for f in json.load(sys.stdin)["data"][0]["files"]:
+    if f"/{crate}/src/" in f["filename"]:
+        total += f["summary"]["lines"]["count"]
+        covered += f["summary"]["lines"]["covered"]
+print(f"{100 * covered / total:.1f} % of {total} lines" if total else "?")
+' "$crate")
 
 printf '| %s | %.2f | %s | %s -> %s | %s (%s) | %s |\n' "$target" "$(echo "$seconds / 3600" | bc -l)" \
   "${runs:-?}" "$committed" "$minimised" "${lines:-?}" "$crate" "$findings"
