@@ -53,7 +53,10 @@ rows=(
 )
 # The builds: cargo features and target directory of each.
 declare -A features=([default]="" [small]="--features small")
-declare -A target_dir=([default]=target [small]=target/small)
+# `target/` unless CARGO_TARGET_DIR (or a cargo config) says otherwise;
+# cargo itself answers, as an absolute path.
+tdir=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
+declare -A target_dir=([default]="$tdir" [small]="$tdir/small")
 # Budgets (bytes of flash) on thumbv7em-none-eabihf, by row key. The reader's
 # are gated on the `small` rows: the configuration a firmware short of flash
 # chooses (same results, counters and backend calls; fewer ops per
@@ -101,7 +104,7 @@ for t in "${targets[@]}"; do
     # shellcheck disable=SC2086 # the features are words
     cargo build -q --release --target "$t" -p size --bins --target-dir "${target_dir[$build]}" ${features[$build]}
   done
-  sec[empty]=$(sections "target/$t/release/empty")
+  sec[empty]=$(sections "$tdir/$t/release/empty")
   for r in "${rows[@]}"; do
     IFS='|' read -r key bin build _ <<<"$r"
     elf[$key]="${target_dir[$build]}/$t/release/$bin"
