@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The amp scenario (docs/amp.md): firmware under QEMU and a Linux process
+# (amp-host/) that share the memory QEMU backs the machine's RAM with (a
+# file in /dev/shm). Per target: builds the two firmware binaries and the
+# host program, links the firmware with the panic-never handler at
+# opt-level "s" and 3, then runs
+#   server  the firmware serves the host's echo requests (4 B to 8 KiB
+#           each, every byte checked on both sides), then both stream
+#           through the two SharedRings;
+#   client  the same with the firmware as the client.
+# Prints one line per run and fails if any fails.
+# Usage: amp.sh [--requests N] [target...]
+#   N: echo requests per run (default 100000, the full run; CI runs fewer).
+#   target: default thumbv7em-none-eabihf.
+set -uo pipefail
+cd "$(dirname "$0")"
+export CARGO_TERM_COLOR=never
+requests=100000
+if [[ ${1:-} == --requests ]]; then requests=$2; shift 2; fi
+targets=("$@")
+if ((${#targets[@]} == 0)); then targets=(thumbv7em-none-eabihf); fi
+
+# Cargo's target directories (CARGO_TARGET_DIR honoured), as absolute paths.
+target_dir() {
+  cargo metadata --format-version 1 --no-deps "$@" | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p'
+}
+tdir=$(target_dir)
+host_dir=$(target_dir --manifest-path amp-host/Cargo.toml)
+logs=$tdir/amp
+mkdir -p "$logs"
+cargo build -q --release --manifest-path amp-host/Cargo.toml || exit 1
+host=$host_dir/release/amp-host
+
+# Runs firmware $2 of target $1 under QEMU beside `amp-host $3`, sharing a
+# fresh file; both must succeed. Logs in $logs/$1-$4.*.log.
+pair() {
+  local t=$1 elf=$2 role=$3 name=$4
+  local file=/dev/shm/amp-$$-$name qemu_rc host_rc qpid
+  rm -f "$file"
+  QEMU_SHARED=$file ./qemu.sh "$t" "$elf" >"$logs/$t-$name.qemu.log" 2>&1 &
+  qpid=$!
+  "$host" "$role" "$file" "$requests" >"$logs/$t-$name.host.log" 2>&1
+  host_rc=$?
+  if ((host_rc != 0)); then kill "$qpid" 2>/dev/null; fi
+  wait "$qpid"
+  qemu_rc=$?
+  rm -f "$file"
+  if ((qemu_rc == 0 && host_rc == 0)); then return 0; fi
+  echo "::: amp $name on $t: QEMU exit $qemu_rc, host exit $host_rc"
+  sed 's/^/    firmware: /' "$logs/$t-$name.qemu.log"
+  sed 's/^/    host: /' "$logs/$t-$name.host.log"
+  return 1
+}
+
+ok=0
+results=()
+for t in "${targets[@]}"; do
+  echo "::: amp: $t"
+  if ! cargo build --release --target "$t" -p amp --bins >"$logs/$t-build.log" 2>&1; then
+    cat "$logs/$t-build.log"
+    exit 1
+  fi
+  never=()
+  for p in release release-o3; do
+    if cargo build --target "$t" -p amp --bins --profile "$p" --features panic-never \
+      >"$logs/$t-$p-never.log" 2>&1; then
+      never+=(links)
+    else
+      never+=(PANICS)
+      ok=1
+    fi
+  done
+  for run in "server amp_server client" "client amp_client server"; do
+    read -r name bin role <<<"$run"
+    verdict=ok
+    pair "$t" "$tdir/$t/release/$bin" "$role" "$name" || { verdict=failed; ok=1; }
+    results+=("$(printf '%-28s %-20s %-10s %-13s %s' "$t" "$name ($requests)" "$verdict" "${never[0]}" "${never[1]}")")
+  done
+done
+echo "::: amp scenario"
+printf '%-28s %-20s %-10s %-13s %s\n' target "firmware role" run "panic-never s" "panic-never 3"
+printf '%s\n' "${results[@]}"
+exit "$ok"
