@@ -11,7 +11,8 @@
 # Prints one line per run and fails if any fails.
 # Usage: amp.sh [--requests N] [target...]
 #   N: echo requests per run (default 100000, the full run; CI runs fewer).
-#   target: default thumbv7em-none-eabihf.
+#   target: thumbv7em-none-eabihf (mps2-an386, the default) and/or
+#   riscv32imac-unknown-none-elf (virt, rv32gc).
 set -uo pipefail
 cd "$(dirname "$0")"
 export CARGO_TERM_COLOR=never
@@ -30,6 +31,9 @@ logs=$tdir/amp
 mkdir -p "$logs"
 cargo build -q --release --manifest-path amp-host/Cargo.toml || exit 1
 host=$host_dir/release/amp-host
+# Where each machine's `AMP` memory (board/memory/<target>.x) starts in the
+# file that backs its RAM.
+declare -A offset=([thumbv7em-none-eabihf]=0 [riscv32imac-unknown-none-elf]=$((1 << 20)))
 
 # Runs firmware $2 of target $1 under QEMU beside `amp-host $3`, sharing a
 # fresh file; both must succeed. Logs in $logs/$1-$4.*.log.
@@ -39,7 +43,7 @@ pair() {
   rm -f "$file"
   QEMU_SHARED=$file ./qemu.sh "$t" "$elf" >"$logs/$t-$name.qemu.log" 2>&1 &
   qpid=$!
-  "$host" "$role" "$file" "$requests" >"$logs/$t-$name.host.log" 2>&1
+  "$host" "$role" "$file" "$requests" "${offset[$t]}" >"$logs/$t-$name.host.log" 2>&1
   host_rc=$?
   if ((host_rc != 0)); then kill "$qpid" 2>/dev/null; fi
   wait "$qpid"

@@ -17,6 +17,9 @@ case $target in
     # The backend replaces the machine RAM: the 16 MiB PSRAM at 0x21000000.
     qemu=(qemu-system-arm -machine "mps2-an386${shared:+,memory-backend=ram0}" -cpu cortex-m4 "${shared[@]}") ;;
   riscv32imc-unknown-none-elf) qemu=(qemu-system-riscv32 -machine sifive_e) ;;
+  riscv32imac-unknown-none-elf)
+    # rv32gc (with atomics); the backend replaces the RAM at 0x80000000.
+    qemu=(qemu-system-riscv32 -machine "virt${shared:+,memory-backend=ram0}" -bios none -m 16M "${shared[@]}") ;;
   *) echo "qemu.sh: no machine for target $target" >&2; exit 2 ;;
 esac
 exec timeout "${QEMU_TIMEOUT:-120}" "${qemu[@]}" -nographic \

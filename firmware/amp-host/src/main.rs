@@ -3,11 +3,13 @@
 //! region at the offset the firmware laid it out at (validated as any
 //! region of another process is), and talks to the firmware through it.
 //!
-//! Usage: `amp-host client <file> <requests>`: sends `<requests>` echo
-//! requests (4 B to 8 KiB each, every byte checked on both sides), then
-//! `STOP`; `amp-host server <file> <requests>`: answers a firmware client,
-//! telling it to send `<requests>`. Both then stream both ways through the
-//! two `SharedRing`s. Exit code 0 when every check held.
+//! Usage: `amp-host client <file> <requests> [<offset>]`: sends
+//! `<requests>` echo requests (4 B to 8 KiB each, every byte checked on
+//! both sides), then `STOP`; `amp-host server <file> <requests> [<offset>]`:
+//! answers a firmware client, telling it to send `<requests>`. Both then
+//! stream both ways through the two `SharedRing`s. `<offset>`: where in the
+//! file the firmware's shared memory starts (bytes, a multiple of the page
+//! size; 0 by default). Exit code 0 when every check held.
 
 use amp_proto::{
     DOWN_OFFSET, ECHO, HELLO, IN_FLIGHT, RING_LEN, SHARED_LEN, STOP, UP_OFFSET, URING_LEN,
@@ -30,11 +32,11 @@ const BOOT: Duration = Duration::from_secs(60);
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let outcome = match args.as_slice() {
-        [_, role, file, n] => n
-            .parse::<u32>()
-            .map_err(Into::into)
-            .and_then(|n| run(role, file, n)),
-        _ => Err("usage: amp-host client|server <file> <requests>".into()),
+        [_, role, file, n] => parse(n).and_then(|n| run(role, file, n, 0)),
+        [_, role, file, n, offset] => {
+            parse(n).and_then(|n| run(role, file, n, parse(offset)? as u64))
+        }
+        _ => Err("usage: amp-host client|server <file> <requests> [<offset>]".into()),
     };
     if let Err(e) = outcome {
         eprintln!("amp-host: FAILED: {e}");
@@ -42,8 +44,12 @@ fn main() {
     }
 }
 
-fn run(role: &str, file: &str, requests: u32) -> Result<()> {
-    let shared = Shared::map(file)?;
+fn parse(n: &str) -> Result<u32> {
+    Ok(n.parse::<u32>().map_err(|e| format!("{n}: {e}"))?)
+}
+
+fn run(role: &str, file: &str, requests: u32, offset: u64) -> Result<()> {
+    let shared = Shared::map(file, offset)?;
     let uring = shared.attach_uring()?;
     match role {
         "client" => call(uring.into_client::<IN_FLIGHT, _>(Spin), requests)?,
@@ -60,21 +66,23 @@ fn run(role: &str, file: &str, requests: u32) -> Result<()> {
     Ok(())
 }
 
-/// The shared memory: the first `SHARED_LEN` bytes of the file, mapped
-/// shared for the life of the process.
+/// The shared memory: `SHARED_LEN` bytes of the file from the offset the
+/// firmware sees its `AMP` memory at, mapped shared for the life of the
+/// process.
 struct Shared {
     base: NonNull<u8>,
 }
 
 impl Shared {
     /// Maps the file once QEMU has created it at its full size.
-    fn map(path: &str) -> Result<Self> {
+    fn map(path: &str, offset: u64) -> Result<Self> {
+        let end = offset + SHARED_LEN as u64;
         let deadline = Instant::now() + BOOT;
         let file = loop {
             match OpenOptions::new().read(true).write(true).open(path) {
-                Ok(f) if f.metadata()?.len() >= SHARED_LEN as u64 => break f,
+                Ok(f) if f.metadata()?.len() >= end => break f,
                 _ if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
-                Ok(_) => return Err(format!("{path} is shorter than {SHARED_LEN} bytes").into()),
+                Ok(_) => return Err(format!("{path} is shorter than {end} bytes").into()),
                 Err(e) => return Err(format!("{path}: {e}").into()),
             }
         };
@@ -88,7 +96,7 @@ impl Shared {
                 ProtFlags::READ | ProtFlags::WRITE,
                 MapFlags::SHARED,
                 &file,
-                0,
+                offset,
             )?
         };
         let base = NonNull::new(ptr.cast::<u8>()).ok_or("mmap returned null")?;
