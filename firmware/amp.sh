@@ -7,7 +7,15 @@
 #   server  the firmware serves the host's echo requests (4 B to 8 KiB
 #           each, every byte checked on both sides), then both stream
 #           through the two SharedRings;
-#   client  the same with the firmware as the client.
+#   client  the same with the firmware as the client;
+#   hostile the host scribbles over the region while the firmware serves
+#           (the firmware reports errors, takes no fault, serves fresh
+#           connections right), then the firmware scribbles while the host
+#           calls (the host gets errors, no crash): amp-host/src/hostile.rs;
+#   restart QEMU killed mid-stream (the host gets PeerGone), then booted
+#           again on the same file: the host attaches the new boot's
+#           connection, which serves exactly the requests sent to it:
+#           amp-host/src/restart.rs.
 # Prints one line per run and fails if any fails.
 # Usage: amp.sh [--requests N] [target...]
 #   N: echo requests per run (default 100000, the full run; CI runs fewer).
@@ -56,6 +64,43 @@ pair() {
   return 1
 }
 
+# The restart run on target $1, firmware $2: see the header.
+restart() {
+  local t=$1 elf=$2 q1 q2 h rc=0 host_rc qemu_rc
+  local file=/dev/shm/amp-$$-restart log=$logs/$t-restart
+  rm -f "$file" "$file.pid"
+  QEMU_SHARED=$file ./qemu.sh "$t" "$elf" >"$log.qemu1.log" 2>&1 &
+  q1=$!
+  echo "$q1" >"$file.pid"
+  "$host" restart "$file" "$requests" "${offset[$t]}" >"$log.host.log" 2>&1 &
+  h=$!
+  # Kill the first boot once the host has had its requests answered.
+  local waited=0
+  until grep -q '^READY$' "$log.host.log"; do
+    if ! kill -0 "$h" 2>/dev/null || ((waited++ > 1200)); then break; fi
+    sleep 0.1
+  done
+  kill -TERM "$q1" 2>/dev/null
+  wait "$q1"
+  QEMU_SHARED=$file ./qemu.sh "$t" "$elf" >"$log.qemu2.log" 2>&1 &
+  q2=$!
+  echo "$q2" >"$file.pid"
+  wait "$h"
+  host_rc=$?
+  if ((host_rc != 0)); then kill "$q2" 2>/dev/null; fi
+  wait "$q2"
+  qemu_rc=$?
+  rm -f "$file" "$file.pid"
+  # The second boot served exactly the requests the host sent it.
+  grep -q "^amp_server: requests served and checked: $requests\$" "$log.qemu2.log" || rc=1
+  if ((qemu_rc == 0 && host_rc == 0 && rc == 0)); then return 0; fi
+  echo "::: amp restart on $t: second QEMU exit $qemu_rc, host exit $host_rc"
+  sed 's/^/    first boot: /' "$log.qemu1.log"
+  sed 's/^/    second boot: /' "$log.qemu2.log"
+  sed 's/^/    host: /' "$log.host.log"
+  return 1
+}
+
 ok=0
 results=()
 for t in "${targets[@]}"; do
@@ -74,10 +119,15 @@ for t in "${targets[@]}"; do
       ok=1
     fi
   done
-  for run in "server amp_server client" "client amp_client server"; do
+  for run in "server amp_server client" "client amp_client server" "hostile amp_server hostile" \
+    "restart amp_server -"; do
     read -r name bin role <<<"$run"
     verdict=ok
-    pair "$t" "$tdir/$t/release/$bin" "$role" "$name" || { verdict=failed; ok=1; }
+    if [[ $name == restart ]]; then
+      restart "$t" "$tdir/$t/release/$bin" || { verdict=failed; ok=1; }
+    else
+      pair "$t" "$tdir/$t/release/$bin" "$role" "$name" || { verdict=failed; ok=1; }
+    fi
     results+=("$(printf '%-28s %-20s %-10s %-13s %s' "$t" "$name ($requests)" "$verdict" "${never[0]}" "${never[1]}")")
   done
 done

@@ -7,19 +7,26 @@
 //! `<requests>` echo requests (4 B to 8 KiB each, every byte checked on
 //! both sides), then `STOP`; `amp-host server <file> <requests> [<offset>]`:
 //! answers a firmware client, telling it to send `<requests>`. Both then
-//! stream both ways through the two `SharedRing`s. `<offset>`: where in the
+//! stream both ways through the two `SharedRing`s. `amp-host hostile ...`
+//! and `amp-host restart ...`: the hostile and restart runs against the
+//! firmware server (`hostile.rs`, `restart.rs`). `<offset>`: where in the
 //! file the firmware's shared memory starts (bytes, a multiple of the page
 //! size; 0 by default). Exit code 0 when every check held.
 
+mod hostile;
+mod peer;
+mod restart;
+
 use amp_proto::{
-    DOWN_OFFSET, ECHO, HELLO, IN_FLIGHT, RING_LEN, SHARED_LEN, STOP, UP_OFFSET, URING_LEN,
-    URING_OFFSET,
+    CONTROL_OFFSET, Control, DOWN_OFFSET, ECHO, HELLO, IN_FLIGHT, RING_LEN, SHARED_LEN, STOP,
+    UP_OFFSET, URING_LEN, URING_OFFSET,
 };
 use rustix::mm::{MapFlags, ProtFlags, mmap};
 use std::collections::VecDeque;
 use std::error::Error;
 use std::fs::OpenOptions;
 use std::ptr::NonNull;
+use std::sync::atomic::AtomicU32;
 use std::time::{Duration, Instant};
 use uring_queue::uring::{Client, Request, Server, Spin, Ticket, Uring};
 use uring_queue::{Region, RegionError, SharedRing};
@@ -50,6 +57,11 @@ fn parse(n: &str) -> Result<u32> {
 
 fn run(role: &str, file: &str, requests: u32, offset: u64) -> Result<()> {
     let shared = Shared::map(file, offset)?;
+    match role {
+        "hostile" => return hostile::run(&shared),
+        "restart" => return restart::run(&shared, file, requests),
+        _ => {}
+    }
     let uring = shared.attach_uring()?;
     match role {
         "client" => call(uring.into_client::<IN_FLIGHT, _>(Spin), requests)?,
@@ -69,9 +81,15 @@ fn run(role: &str, file: &str, requests: u32, offset: u64) -> Result<()> {
 /// The shared memory: `SHARED_LEN` bytes of the file from the offset the
 /// firmware sees its `AMP` memory at, mapped shared for the life of the
 /// process.
-struct Shared {
+pub struct Shared {
     base: NonNull<u8>,
 }
+
+// SAFETY: `Shared` hands out only atomic words and `Region`s of the mapping
+// (never unmapped); the library keeps each `Region`'s non-atomic accesses
+// to the side that owns them, and the hostile run's scribbling thread uses
+// atomic stores only.
+unsafe impl Sync for Shared {}
 
 impl Shared {
     /// Maps the file once QEMU has created it at its full size.
@@ -121,8 +139,33 @@ impl Shared {
         unsafe { Region::from_raw_parts(ptr, len) }
     }
 
+    /// The word at byte `offset` of the `uring` region.
+    pub(crate) fn word(&self, offset: usize) -> &AtomicU32 {
+        assert!(
+            offset.is_multiple_of(4) && offset + 4 <= URING_LEN,
+            "a word of the region"
+        );
+        // SAFETY: inside the mapping (asserted), aligned (the mapping is page
+        // aligned), never unmapped; every word of the region is accessed
+        // atomically by both sides.
+        unsafe {
+            &*self
+                .base
+                .as_ptr()
+                .add(URING_OFFSET + offset)
+                .cast::<AtomicU32>()
+        }
+    }
+
+    /// The test harness's control words.
+    pub(crate) fn control(&self) -> &Control {
+        // SAFETY: inside the mapping (`SHARED_LEN` covers them), page
+        // aligned, never unmapped; `Control` is atomics only.
+        unsafe { &*self.base.as_ptr().add(CONTROL_OFFSET).cast::<Control>() }
+    }
+
     /// Attaches the `uring` region once the firmware has published it.
-    fn attach_uring(&self) -> Result<Uring<'static>> {
+    pub(crate) fn attach_uring(&self) -> Result<Uring<'static>> {
         let deadline = Instant::now() + BOOT;
         loop {
             // SAFETY: a failed attach drops its region before the next.
@@ -141,7 +184,7 @@ impl Shared {
 
     /// The two stream rings, which the firmware laid out before the
     /// `uring` region.
-    fn streams(&self) -> Result<(SharedRing<'static, u32>, SharedRing<'static, u32>)> {
+    pub(crate) fn streams(&self) -> Result<(SharedRing<'static, u32>, SharedRing<'static, u32>)> {
         // SAFETY: each part is made once.
         let up = SharedRing::attach(unsafe { self.part(UP_OFFSET, RING_LEN) })?;
         // SAFETY: as above.
@@ -153,27 +196,42 @@ impl Shared {
 /// Sends `requests` echo requests, up to `IN_FLIGHT` at a time, checking
 /// every reply; then `STOP`.
 fn call(client: Client<'_, IN_FLIGHT, Spin>, requests: u32) -> Result<()> {
+    calls(&client, 0, requests)?;
+    client.call(Request::new(STOP))?;
+    Ok(())
+}
+
+/// Echo requests `first..first + count`, up to `IN_FLIGHT` at a time, each
+/// reply checked.
+pub(crate) fn calls<W: uring_queue::uring::Notifier>(
+    client: &Client<'_, IN_FLIGHT, W>,
+    first: u32,
+    count: u32,
+) -> Result<()> {
+    let requests = first + count;
     let mut pending: VecDeque<(u32, Ticket)> = VecDeque::new();
-    let mut next = 0;
+    let mut next = first;
     while next < requests || !pending.is_empty() {
         if next < requests
             && pending.len() < IN_FLIGHT
-            && let Some(ticket) = submit(&client, next)?
+            && let Some(ticket) = submit(client, next)?
         {
             pending.push_back((next, ticket));
             next += 1;
             continue;
         }
         let (i, ticket) = pending.pop_front().ok_or("a request is in flight")?;
-        check_reply(&client, i, ticket)?;
+        check_reply(client, i, ticket)?;
     }
-    client.call(Request::new(STOP))?;
     Ok(())
 }
 
 /// Submits echo request `i`, or `None` when the payload area or the
 /// credits are short (the caller takes a reply first).
-fn submit(client: &Client<'_, IN_FLIGHT, Spin>, i: u32) -> Result<Option<Ticket>> {
+pub(crate) fn submit<W: uring_queue::uring::Notifier>(
+    client: &Client<'_, IN_FLIGHT, W>,
+    i: u32,
+) -> Result<Option<Ticket>> {
     let Ok(mut body) = client.alloc(amp_proto::body_len(i)) else {
         return Ok(None);
     };
@@ -198,7 +256,11 @@ fn submit(client: &Client<'_, IN_FLIGHT, Spin>, i: u32) -> Result<Option<Ticket>
 }
 
 /// Waits for echo request `i`'s reply and checks every response byte.
-fn check_reply(client: &Client<'_, IN_FLIGHT, Spin>, i: u32, ticket: Ticket) -> Result<()> {
+pub(crate) fn check_reply<W: uring_queue::uring::Notifier>(
+    client: &Client<'_, IN_FLIGHT, W>,
+    i: u32,
+    ticket: Ticket,
+) -> Result<()> {
     let reply = client.wait(ticket)?;
     if reply.result != 0 {
         return Err(format!(

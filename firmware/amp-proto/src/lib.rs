@@ -9,6 +9,7 @@
 //! handler.
 #![no_std]
 
+use core::sync::atomic::{AtomicU32, Ordering};
 use uring_queue::uring::Config;
 use uring_queue::{Consumer, Producer};
 
@@ -32,8 +33,18 @@ pub const RING_LEN: usize = 64 << 10;
 /// Elements each stream ring holds.
 pub const RING_CAPACITY: usize = 1024;
 
+/// Offset, in the `uring` region, of the `pid` word of the server's line
+/// (docs/uring-queue.md), where the firmware publishes its connection id.
+pub const SERVER_PID: usize = 384 + 12;
+
+/// Offset, in the `uring` region, of the `pid` word of the client's line.
+pub const CLIENT_PID: usize = 128 + 12;
+
+/// Offset of the test harness's control words (see [`Control`]).
+pub const CONTROL_OFFSET: usize = URING_LEN + 2 * RING_LEN;
+
 /// Bytes of the shared memory the scenario uses, from its start.
-pub const SHARED_LEN: usize = URING_LEN + 2 * RING_LEN;
+pub const SHARED_LEN: usize = CONTROL_OFFSET + 4096;
 
 /// Requests in flight at most (the client's table).
 pub const IN_FLIGHT: usize = 4;
@@ -202,4 +213,98 @@ pub fn stream(
         }
     }
     Ok(())
+}
+
+/// What the host asks of the firmware through [`Control`], in the restart
+/// and hostile runs (the test harness, not the protocol under test).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    /// Errors are expected from now on: count them, do not end the run.
+    Hostile,
+    /// Lay the region out afresh (a new connection) and serve again.
+    Reset,
+    /// As the hostile peer: corrupt the completion ring in the way numbered
+    /// (see `amp_server`), then stop serving until `Reset`.
+    Scribble(u32),
+    /// End the run.
+    Finish,
+}
+
+impl Command {
+    fn encode(self) -> u32 {
+        match self {
+            Self::Hostile => 1,
+            Self::Reset => 2,
+            Self::Scribble(kind) => 3 | (kind & 0xff) << 4,
+            Self::Finish => 4,
+        }
+    }
+
+    fn decode(word: u32) -> Option<Self> {
+        match word & 0xf {
+            1 => Some(Self::Hostile),
+            2 => Some(Self::Reset),
+            3 => Some(Self::Scribble(word >> 4 & 0xff)),
+            4 => Some(Self::Finish),
+            _ => None,
+        }
+    }
+}
+
+/// The harness's four words at [`CONTROL_OFFSET`], each with one writer:
+/// the host writes `command` (a sequence number in the high 20 bits, the
+/// [`Command`] below); the firmware writes `done` (the sequence number of
+/// the last command it carried out), `errors` (errors its side of the
+/// protocol reported) and `connections` (times it laid the region out).
+/// Plain atomic loads and stores, no read-modify-write across the line.
+#[repr(C)]
+#[derive(Debug)]
+pub struct Control {
+    command: AtomicU32,
+    done: AtomicU32,
+    errors: AtomicU32,
+    connections: AtomicU32,
+}
+
+impl Control {
+    /// Host: posts command number `seq` (from 1; 20 bits).
+    pub fn post(&self, seq: u32, command: Command) {
+        self.command
+            .store(seq << 12 | command.encode(), Ordering::Release);
+    }
+
+    /// Firmware: the command posted, with its number, if it is newer than
+    /// `after`.
+    pub fn pending(&self, after: u32) -> Option<(u32, Command)> {
+        let word = self.command.load(Ordering::Acquire);
+        let seq = word >> 12;
+        if seq == after {
+            return None;
+        }
+        Command::decode(word).map(|c| (seq, c))
+    }
+
+    /// Firmware: command `seq` is carried out; publishes its counts first.
+    pub fn done(&self, seq: u32, errors: u32, connections: u32) {
+        self.errors.store(errors, Ordering::Relaxed);
+        self.connections.store(connections, Ordering::Relaxed);
+        self.done.store(seq, Ordering::Release);
+    }
+
+    /// Firmware: publishes its counts.
+    pub fn count(&self, errors: u32, connections: u32) {
+        self.errors.store(errors, Ordering::Relaxed);
+        self.connections.store(connections, Ordering::Release);
+    }
+
+    /// Host: the number of the last command carried out.
+    pub fn last_done(&self) -> u32 {
+        self.done.load(Ordering::Acquire)
+    }
+
+    /// Host: the firmware's error and connection counts.
+    pub fn counts(&self) -> (u32, u32) {
+        let connections = self.connections.load(Ordering::Acquire);
+        (self.errors.load(Ordering::Relaxed), connections)
+    }
 }

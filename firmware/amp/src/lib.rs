@@ -8,7 +8,11 @@
 //! of another process.
 #![no_std]
 
-use amp_proto::{DOWN_OFFSET, RING_CAPACITY, RING_LEN, SHARED_LEN, UP_OFFSET};
+mod fault;
+
+use amp_proto::{
+    CONTROL_OFFSET, Control, DOWN_OFFSET, RING_CAPACITY, RING_LEN, SHARED_LEN, UP_OFFSET,
+};
 use core::ptr::NonNull;
 use uring_queue::{Region, SharedRing};
 
@@ -43,6 +47,77 @@ pub unsafe fn shared(offset: usize, len: usize) -> Option<Region<'static>> {
     // and the host's mapping touch; the caller makes one region per part.
     // The host is the peer the library validates against.
     Some(unsafe { Region::from_raw_parts(ptr, len) })
+}
+
+/// The test harness's control words.
+pub fn control() -> Option<&'static Control> {
+    // SAFETY: the control words are only ever accessed atomically, through
+    // `Control`; no `Region` covers them.
+    let region = unsafe { shared(CONTROL_OFFSET, size_of::<Control>()) }?;
+    // SAFETY: inside the shared memory (checked by `shared`), aligned (the
+    // `AMP` memory and `CONTROL_OFFSET` are page aligned), and `Control` is
+    // atomics only, valid for any bytes.
+    Some(unsafe { &*region.as_ptr().cast::<Control>() })
+}
+
+/// Stores `value` at byte `offset` of the `uring` region, as a hostile
+/// peer would (the scribble commands).
+pub fn scribble(offset: usize, value: u32) {
+    if !offset.is_multiple_of(4) || offset + 4 > amp_proto::URING_LEN {
+        return;
+    }
+    // SAFETY: made and dropped here; the word is inside the region.
+    if let Some(region) = unsafe { shared(amp_proto::URING_OFFSET + offset, 4) } {
+        // SAFETY: aligned (checked above), inside the shared memory; words
+        // of the region are accessed atomically by everyone.
+        let word = unsafe { &*region.as_ptr().cast::<core::sync::atomic::AtomicU32>() };
+        word.store(value, core::sync::atomic::Ordering::Release);
+    }
+}
+
+/// Loads the word at byte `offset` of the `uring` region (0 outside it).
+pub fn peek(offset: usize) -> u32 {
+    if !offset.is_multiple_of(4) || offset + 4 > amp_proto::URING_LEN {
+        return 0;
+    }
+    // SAFETY: as in `scribble`.
+    match unsafe { shared(amp_proto::URING_OFFSET + offset, 4) } {
+        // SAFETY: as in `scribble`.
+        Some(region) => unsafe { &*region.as_ptr().cast::<core::sync::atomic::AtomicU32>() }
+            .load(core::sync::atomic::Ordering::Acquire),
+        None => 0,
+    }
+}
+
+/// The firmware's [`Notifier`](uring_queue::uring::Notifier): polls, as
+/// `Spin` does, and publishes an id of this connection in the `pid` word of
+/// its side's line, which the host's notifier compares with the one it
+/// attached to (a new boot lays out a new connection with the next id, so
+/// the host tells a rebooted firmware from the one it knew, and a fresh
+/// layout from a stale one).
+#[derive(Debug, Clone, Copy)]
+pub struct Boot(pub u32);
+
+impl uring_queue::uring::Notifier for Boot {
+    fn wait(&self, _flag: &uring_queue::uring::WakeFlag, _timeout: core::time::Duration) {
+        core::hint::spin_loop();
+    }
+
+    fn wake(&self, _flag: &uring_queue::uring::WakeFlag) {}
+
+    fn process_id(&self) -> u32 {
+        self.0
+    }
+}
+
+/// The id the next connection publishes: one more than the one the region
+/// holds from before (a previous boot, or a previous connection of this
+/// one), never 0.
+pub fn next_connection_id() -> u32 {
+    match peek(amp_proto::SERVER_PID).wrapping_add(1) {
+        0 => 1,
+        id => id,
+    }
 }
 
 /// The two stream rings, laid out fresh: the firmware produces into `up`
