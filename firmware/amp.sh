@@ -15,7 +15,11 @@
 #   restart QEMU killed mid-stream (the host gets PeerGone), then booted
 #           again on the same file: the host attaches the new boot's
 #           connection, which serves exactly the requests sent to it:
-#           amp-host/src/restart.rs.
+#           amp-host/src/restart.rs;
+#   bell    (thumbv7em only) both sides park and wake each other through a
+#           doorbell, the firmware's UART wired to a Unix socket; then the
+#           64-byte round trip against the same exchange over the UART
+#           alone, printed, never checked: amp-host/src/bell.rs.
 # Prints one line per run and fails if any fails.
 # Usage: amp.sh [--requests N] [target...]
 #   N: echo requests per run (default 100000, the full run; CI runs fewer).
@@ -47,16 +51,18 @@ declare -A offset=([thumbv7em-none-eabihf]=0 [riscv32imac-unknown-none-elf]=$((1
 # fresh file; both must succeed. Logs in $logs/$1-$4.*.log.
 pair() {
   local t=$1 elf=$2 role=$3 name=$4
-  local file=/dev/shm/amp-$$-$name qemu_rc host_rc qpid
-  rm -f "$file"
-  QEMU_SHARED=$file ./qemu.sh "$t" "$elf" >"$logs/$t-$name.qemu.log" 2>&1 &
+  local file=/dev/shm/amp-$$-$name qemu_rc host_rc qpid bell=
+  rm -f "$file" "$file.bell"
+  [[ $name == bell ]] && bell=$file.bell
+  QEMU_SHARED=$file QEMU_BELL=$bell ./qemu.sh "$t" "$elf" >"$logs/$t-$name.qemu.log" 2>&1 &
   qpid=$!
   "$host" "$role" "$file" "$requests" "${offset[$t]}" >"$logs/$t-$name.host.log" 2>&1
   host_rc=$?
   if ((host_rc != 0)); then kill "$qpid" 2>/dev/null; fi
   wait "$qpid"
   qemu_rc=$?
-  rm -f "$file"
+  rm -f "$file" "$file.bell"
+  grep -h 'round trip' "$logs/$t-$name.host.log"
   if ((qemu_rc == 0 && host_rc == 0)); then return 0; fi
   echo "::: amp $name on $t: QEMU exit $qemu_rc, host exit $host_rc"
   sed 's/^/    firmware: /' "$logs/$t-$name.qemu.log"
@@ -120,8 +126,10 @@ for t in "${targets[@]}"; do
     fi
   done
   for run in "server amp_server client" "client amp_client server" "hostile amp_server hostile" \
-    "restart amp_server -"; do
+    "restart amp_server -" "bell amp_bell bell"; do
     read -r name bin role <<<"$run"
+    # The doorbell UART is wired on mps2-an386 only.
+    [[ $name == bell && $t != thumbv7em-none-eabihf ]] && continue
     verdict=ok
     if [[ $name == restart ]]; then
       restart "$t" "$tdir/$t/release/$bin" || { verdict=failed; ok=1; }

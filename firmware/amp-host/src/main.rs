@@ -9,10 +9,12 @@
 //! answers a firmware client, telling it to send `<requests>`. Both then
 //! stream both ways through the two `SharedRing`s. `amp-host hostile ...`
 //! and `amp-host restart ...`: the hostile and restart runs against the
-//! firmware server (`hostile.rs`, `restart.rs`). `<offset>`: where in the
+//! firmware server (`hostile.rs`, `restart.rs`); `amp-host bell ...`: the
+//! doorbell run and the latency comparison against `amp_bell` (`bell.rs`). `<offset>`: where in the
 //! file the firmware's shared memory starts (bytes, a multiple of the page
 //! size; 0 by default). Exit code 0 when every check held.
 
+mod bell;
 mod hostile;
 mod peer;
 mod restart;
@@ -60,6 +62,7 @@ fn run(role: &str, file: &str, requests: u32, offset: u64) -> Result<()> {
     match role {
         "hostile" => return hostile::run(&shared),
         "restart" => return restart::run(&shared, file, requests),
+        "bell" => return bell::run(&shared, file, requests),
         _ => {}
     }
     let uring = shared.attach_uring()?;

@@ -78,7 +78,12 @@ fn attach(shared: &Shared, file: &str, old: u32) -> Result<Attached> {
                 .ok()
                 .and_then(|p| p.trim().parse().ok());
             let uring = shared.attach_uring()?;
-            let client = uring.into_client(Firmware { id, emulator });
+            let client = uring.into_client(Firmware {
+                id,
+                emulator,
+                bell: None,
+                woken: Default::default(),
+            });
             return Ok(Attached {
                 client,
                 notifier_id: id,

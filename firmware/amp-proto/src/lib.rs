@@ -75,6 +75,15 @@ pub const ECHO: u32 = 2;
 /// both sides stream (see [`stream_value`]).
 pub const STOP: u32 = 3;
 
+/// Opcode of the latency run's request: the server copies the body into
+/// the response (64 bytes in the run).
+pub const PING: u32 = 4;
+
+/// The byte each side sends on the doorbell UART before the latency
+/// baseline's messages, so that doorbell bytes still in flight are told
+/// from them.
+pub const UART_START: u8 = 0xff;
+
 /// Values each side streams through its ring after `STOP`.
 pub const STREAM_VALUES: u32 = 100_000;
 

@@ -8,6 +8,8 @@
 //! of another process.
 #![no_std]
 
+#[cfg(target_arch = "arm")]
+pub mod bell;
 mod fault;
 
 use amp_proto::{
