@@ -32,6 +32,8 @@ requests=100000
 if [[ ${1:-} == --requests ]]; then requests=$2; shift 2; fi
 targets=("$@")
 if ((${#targets[@]} == 0)); then targets=(thumbv7em-none-eabihf); fi
+# QEMU's time limit (qemu.sh) grows with the requests: 100,000 take minutes.
+export QEMU_TIMEOUT=${QEMU_TIMEOUT:-$((120 + requests / 50))}
 
 # Cargo's target directories (CARGO_TARGET_DIR honoured), as absolute paths.
 target_dir() {
@@ -81,9 +83,8 @@ restart() {
   "$host" restart "$file" "$requests" "${offset[$t]}" >"$log.host.log" 2>&1 &
   h=$!
   # Kill the first boot once the host has had its requests answered.
-  local waited=0
   until grep -q '^READY$' "$log.host.log"; do
-    if ! kill -0 "$h" 2>/dev/null || ((waited++ > 1200)); then break; fi
+    kill -0 "$h" 2>/dev/null && kill -0 "$q1" 2>/dev/null || break
     sleep 0.1
   done
   kill -TERM "$q1" 2>/dev/null
