@@ -137,7 +137,9 @@ for t in "${targets[@]}"; do
     else
       pair "$t" "$tdir/$t/release/$bin" "$role" "$name" || { verdict=failed; ok=1; }
     fi
-    results+=("$(printf '%-28s %-20s %-10s %-13s %s' "$t" "$name ($requests)" "$verdict" "${never[0]}" "${never[1]}")")
+    label="$name ($requests)"
+    [[ $name == hostile ]] && label=$name
+    results+=("$(printf '%-28s %-20s %-10s %-13s %s' "$t" "$label" "$verdict" "${never[0]}" "${never[1]}")")
   done
 done
 echo "::: amp scenario"
