@@ -16,7 +16,10 @@ if ((${#targets[@]} == 0)); then
 fi
 scenarios=()
 for f in scenarios/src/bin/*.rs; do scenarios+=("$(basename "$f" .rs)"); done
-logs=target/check
+# Where cargo puts the binaries: `target/` unless CARGO_TARGET_DIR (or a
+# cargo config) says otherwise; cargo itself answers, as an absolute path.
+tdir=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
+logs=$tdir/check
 mkdir -p "$logs"
 
 # Builds every scenario for target $1 with profile $2 and extra flags; the
@@ -46,7 +49,7 @@ for t in "${targets[@]}"; do
     if failed "$logs/$t-run.log" "$s"; then
       run="did not build"
       cat "$logs/$t-run.log"
-    elif ./qemu.sh "$t" "target/$t/release/$s"; then
+    elif ./qemu.sh "$t" "$tdir/$t/release/$s"; then
       run=ok
     fi
     [[ $run == ok ]] || ok=1
@@ -62,7 +65,7 @@ for t in "${targets[@]}"; do
     results+=("$(printf '%-28s %-20s %-14s %-13s %s' "$t" "$s" "$run" "${never[0]}" "${never[1]}")")
     if [[ ${never[0]} != links || ${never[1]} != links ]]; then
       echo "::: panic paths in $s on $t (opt-level \"s\" build; a path only opt-level 3 keeps is not listed):"
-      ./panics.sh "target/$t/release/$s" | sed 's/^/    /'
+      ./panics.sh "$tdir/$t/release/$s" | sed 's/^/    /'
     fi
   done
   # The batch reader scenario again with batch-reader's `small` feature,
@@ -73,7 +76,7 @@ for t in "${targets[@]}"; do
   if ! build "$t" release "$logs/$t-small-run.log" --features small; then
     run="did not build"
     cat "$logs/$t-small-run.log"
-  elif ./qemu.sh "$t" "target/$t/release/$s"; then
+  elif ./qemu.sh "$t" "$tdir/$t/release/$s"; then
     run=ok
   fi
   [[ $run == ok ]] || ok=1

@@ -18,6 +18,8 @@ mod arch;
 mod arch;
 
 pub use arch::masked;
+#[cfg(target_arch = "arm")]
+pub use arch::set_external;
 
 static HANDLER: IrqCell<fn()> = IrqCell::new();
 /// Written only by the handlers (which do not nest), read by `main`.

@@ -68,9 +68,32 @@ fn SysTick() {
     super::dispatch();
 }
 
+/// The handler of every other external interrupt (a device's), with its
+/// number; `None` until [`set_external`] sets one.
+static EXTERNAL: crate::IrqCell<fn(u16)> = crate::IrqCell::new();
+
+/// Makes `handler` run for external interrupt `number` (and any other
+/// unmasked external interrupt but 20), and unmasks `number` in the NVIC.
+pub fn set_external(number: u16, handler: fn(u16)) {
+    #[derive(Clone, Copy)]
+    struct Line(u16);
+    // SAFETY: the number is an external interrupt of the machine, which
+    // the caller names; its handler is the one just stored.
+    unsafe impl InterruptNumber for Line {
+        fn number(self) -> u16 {
+            self.0
+        }
+    }
+    EXTERNAL.put(handler);
+    // SAFETY: the handler is in place before the line is unmasked.
+    unsafe { NVIC::unmask(Line(number)) };
+}
+
 #[exception]
 unsafe fn DefaultHandler(irqn: i16) {
     if irqn == SOFTWARE as i16 {
         super::dispatch();
+    } else if let Ok(number) = u16::try_from(irqn) {
+        EXTERNAL.with(|handler| handler(number));
     }
 }

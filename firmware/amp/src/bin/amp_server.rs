@@ -1,0 +1,196 @@
+//! The amp scenario, firmware as the server: lays out the `uring` region
+//! and the two stream rings in the shared memory, answers the host's echo
+//! requests (checking every body byte, writing every response byte) until
+//! `STOP`, then streams both ways. Polls (its notifier never sleeps).
+//!
+//! In the hostile and restart runs the host steers it through the control
+//! words (`amp_proto::Control`): after `Hostile` it counts the errors its
+//! server reports instead of ending the run; `Reset` lays the region out
+//! afresh (a new connection, with the next connection id); `Scribble(k)`
+//! makes it the hostile peer, corrupting the completion ring in way `k`
+//! and then serving no more until `Reset`; `Finish` ends the run.
+#![no_std]
+#![no_main]
+
+use amp::{Boot, Outcome, Streams};
+use amp_proto::{Command, Control, ECHO, STOP, URING_LEN, URING_OFFSET};
+use uring_queue::uring::{Incoming, Server, Uring};
+
+#[cfg_attr(target_arch = "arm", cortex_m_rt::entry)]
+#[cfg_attr(target_arch = "riscv32", riscv_rt::entry)]
+fn main() -> ! {
+    amp::finish("amp_server", serve())
+}
+
+/// How a connection ended.
+enum End {
+    /// The client sent `STOP`.
+    Stop,
+    /// The host asked for a fresh layout (command number).
+    Reset(u32),
+    /// The host ended the run.
+    Finish,
+}
+
+/// What the run has counted, and the last command carried out.
+struct Run {
+    control: &'static Control,
+    last: u32,
+    hostile: bool,
+    errors: u32,
+    connections: u32,
+    served: u32,
+}
+
+impl Run {
+    fn error(&mut self) {
+        self.errors = self.errors.saturating_add(1);
+        self.control.count(self.errors, self.connections);
+    }
+}
+
+fn serve() -> Outcome {
+    let control = amp::control().ok_or("the control words fit")?;
+    let mut streams = Streams::init()?;
+    let mut run = Run {
+        control,
+        last: 0,
+        hostile: false,
+        errors: 0,
+        connections: 0,
+        served: 0,
+    };
+    let mut reset = None;
+    loop {
+        let id = amp::next_connection_id();
+        // SAFETY: one region at a time: the previous connection's server
+        // was dropped at the end of the last round.
+        let region = unsafe { amp::shared(URING_OFFSET, URING_LEN) }.ok_or("the region fits")?;
+        let uring = Uring::init(region, amp_proto::config()).map_err(|_| "the region lays out")?;
+        let mut server = uring.into_server(Boot(id));
+        run.connections += 1;
+        run.control.count(run.errors, run.connections);
+        if let Some(seq) = reset.take() {
+            run.control.done(seq, run.errors, run.connections);
+        }
+        match connection(&mut server, &mut run)? {
+            End::Stop => break,
+            End::Reset(seq) => reset = Some(seq),
+            End::Finish => return finish(&run),
+        }
+    }
+    amp::report("amp_server: requests served and checked: ", run.served);
+    streams.run()?;
+    amp::report(
+        "amp_server: stream values each way: ",
+        amp_proto::STREAM_VALUES,
+    );
+    Ok(())
+}
+
+/// Serves one connection until `STOP` or a command ends it.
+fn connection(server: &mut Server<'_, Boot>, run: &mut Run) -> Result<End, &'static str> {
+    let mut serving = true;
+    loop {
+        if let Some((seq, command)) = run.control.pending(run.last) {
+            run.last = seq;
+            match command {
+                Command::Hostile => run.hostile = true,
+                Command::Reset => return Ok(End::Reset(seq)),
+                Command::Finish => {
+                    run.control.done(seq, run.errors, run.connections);
+                    return Ok(End::Finish);
+                }
+                Command::Scribble(kind) => {
+                    scribble(kind);
+                    serving = false;
+                }
+            }
+            run.control.done(seq, run.errors, run.connections);
+        }
+        if !serving {
+            continue;
+        }
+        let incoming = match server.try_recv() {
+            Ok(Some(incoming)) => incoming,
+            Ok(None) => continue,
+            Err(_) if run.hostile => {
+                // Latched: nothing more comes from this connection.
+                run.error();
+                serving = false;
+                continue;
+            }
+            Err(_) => return Err("the host's requests are well formed"),
+        };
+        let stop = incoming.opcode() == STOP;
+        match answer(server, incoming) {
+            Ok(()) if stop => return Ok(End::Stop),
+            Ok(()) => run.served += 1,
+            Err(_) if run.hostile => run.error(),
+            Err(what) => return Err(what),
+        }
+    }
+}
+
+/// The end of a hostile or restart run: reports the counts.
+fn finish(run: &Run) -> Outcome {
+    amp::report("amp_server: requests served and checked: ", run.served);
+    amp::report("amp_server: errors reported: ", run.errors);
+    amp::report("amp_server: connections laid out: ", run.connections);
+    Ok(())
+}
+
+/// Corrupts the completion ring as a hostile peer would: `0` a tail far
+/// ahead of the head; `1` a completion with a tag the client never issued
+/// and an oversized response length; `2` random words over the region's
+/// headers, lines and rings.
+fn scribble(kind: u32) {
+    let cq = amp::peek(20) as usize;
+    let capacity = amp::peek(cq + 20);
+    let data = cq + amp::peek(cq + 32) as usize;
+    let (tail, head) = (amp::peek(cq + 128), amp::peek(cq + 256));
+    match kind {
+        0 => amp::scribble(cq + 128, head.wrapping_add(capacity).wrapping_add(5)),
+        1 => {
+            let slot = data + (tail & capacity.wrapping_sub(1)) as usize * 24;
+            for (k, word) in [7, 0xdead, 0, u32::MAX, 0, 0].into_iter().enumerate() {
+                amp::scribble(slot + 4 * k, word);
+            }
+            amp::scribble(cq + 128, tail.wrapping_add(1));
+        }
+        _ => {
+            let end = amp::peek(28) as usize;
+            let mut x = 0x2545_f491u32;
+            for _ in 0..256 {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                amp::scribble((x as usize % end.max(4)) & !3, x);
+            }
+        }
+    }
+}
+
+/// Checks an echo request's body and writes its response; answers `STOP`
+/// with nothing. A body with a wrong byte is answered (with the count of
+/// wrong bytes) and is an error.
+fn answer(server: &mut Server<'_, Boot>, incoming: Incoming) -> Outcome {
+    let (result, len) = match incoming.opcode() {
+        ECHO => {
+            let (body, response) = server
+                .buffers(&incoming)
+                .map_err(|_| "the request is this server's")?;
+            amp_proto::answer_echo(incoming.flags(), body, response)
+        }
+        STOP => (0, 0),
+        _ => (-2, 0),
+    };
+    server
+        .complete(incoming, result, len)
+        .map_err(|_| "the completion is posted")?;
+    if result == 0 {
+        Ok(())
+    } else {
+        Err("every body byte the host wrote is right")
+    }
+}
