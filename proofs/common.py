@@ -133,7 +133,8 @@ def saturating_add(a, b):
 
 
 def is_multiple_of(a, b):
-    """`a.is_multiple_of(b)`: for b == 0, whether a == 0."""
+    """Whether `a` is a multiple of `b`; for b == 0, whether a == 0 (as
+    `usize::is_multiple_of` and uring-queue's `layout::is_multiple_of`)."""
     return If(b == 0, a == 0, URem(a, b) == 0)
 
 

@@ -92,10 +92,17 @@ def drift(report):
     """The checks that tie this model to the Rust source."""
     check_formulas(report, SOURCE, "check_parts", [
         "let a_end = a.start.checked_add(a.len).ok_or(RegionError::BadOffsets)?;",
-        "if !a.start.is_multiple_of(a.align) { return Err(RegionError::BadOffsets); }",
+        "if !is_multiple_of(a.start, a.align) { return Err(RegionError::BadOffsets); }",
         "for b in parts.iter().skip(k + 1) {",
         "if a.start < b.start.saturating_add(b.len) && b.start < a_end { return Err(RegionError::BadOffsets); }",
         "end = end.max(a_end);",
+    ])
+    # The crate's own `is_multiple_of` (the standard one is newer than its
+    # rust-version): common.is_multiple_of models it.
+    check_formulas(report, SOURCE, "is_multiple_of", [
+        "match x.checked_rem(n) {",
+        "Some(r) => r == 0,",
+        "None => x == 0,",
     ])
     check_formulas(report, SOURCE, "check_region_len", [
         "if actual < needed { return Err(RegionError::TooSmall { needed, actual }); }",

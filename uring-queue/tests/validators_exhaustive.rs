@@ -275,7 +275,7 @@ fn view<'a>(base: NonNull<u8>, at: usize, len: usize) -> Region<'a> {
 
 /// Writes a word at `at`, as a peer does: atomically.
 fn poke(base: NonNull<u8>, at: usize, value: u32) {
-    assert!(at.is_multiple_of(4) && at + 4 <= 8192);
+    assert!(at % 4 == 0 && at + 4 <= 8192);
     // SAFETY: 4-aligned (the `Mem` is 4096-aligned) and in bounds (checked
     // above); the halves reach shared words through atomics too.
     let cell = unsafe { &*base.as_ptr().add(at).cast::<AtomicU32>() };
