@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# codec_sv2 7.0.0's own benchmarks, from its published package, run twice in
-# one run: over the buffer_sv2 shim of this directory (buffer-pool and
+# codec_sv2 7.0.0's own benchmarks, from its published package, run twice, one
+# after the other: over the buffer_sv2 shim of this directory (buffer-pool and
 # io-traits) and over the published buffer_sv2 3.0.1 (the control). Both use
 # the package's own Cargo.lock and its `with_buffer_pool` feature, so the
 # decoder decodes into `BufferPool` in both.
