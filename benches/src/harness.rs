@@ -12,6 +12,23 @@ use std::time::{Duration, Instant};
 /// The fewest rounds a comparison runs in quick mode.
 pub const QUICK_MIN_ROUNDS: usize = 9;
 
+/// A variant's rounds "spread widely" when its largest per-round ratio to
+/// the anchor is more than this many times its smallest.
+///
+/// The targets sit 10–25% from their thresholds' parity points (0.9x, 1.1x,
+/// 1.25x), so a steady row varies round to round by much less than that.
+/// Rounds 1.5x apart straddle twice the widest of those margins: the row
+/// then has two regimes (the element-wise and ping-pong rows do, see
+/// docs/benchmarks.md), its median depends on how many rounds fell in each,
+/// and the next run can land on the other side of a threshold (ping-pong
+/// read 1.77x in one run and 0.89–0.93x in the next).
+pub const WIDE_SPREAD: f64 = 1.5;
+
+/// Whether a `spread` row's value (max/min of per-round ratios) is wide.
+pub fn is_wide(spread: f64) -> bool {
+    spread.is_finite() && spread > WIDE_SPREAD
+}
+
 /// What every suite is given.
 #[derive(Debug, Clone, Copy)]
 pub struct Ctx {
@@ -273,6 +290,9 @@ impl<'a> Compare<'a> {
         let ratios = (0..n)
             .map(|i| paired_median(&times[i], &times[anchor]))
             .collect();
+        let spreads = (0..n)
+            .map(|i| paired_spread(&times[i], &times[anchor]))
+            .collect();
         let medians = times.into_iter().map(median_duration).collect();
         Results {
             suite: self.suite,
@@ -281,6 +301,7 @@ impl<'a> Compare<'a> {
             names: self.variants.iter().map(|(n, _)| *n).collect(),
             medians,
             ratios,
+            spreads,
         }
     }
 }
@@ -304,6 +325,7 @@ pub struct Results {
     names: Vec<&'static str>,
     medians: Vec<Duration>,
     ratios: Vec<f64>,
+    spreads: Vec<f64>,
 }
 
 // Not every suite reads every accessor.
@@ -326,14 +348,29 @@ impl Results {
         self.medians[self.index(variant)]
     }
 
+    /// Emits `<test>.<variant>.spread`, the largest per-round ratio to the
+    /// anchor over the smallest, for every variant but the anchor (whose
+    /// ratio is 1 in every round).
+    fn emit_spread(&self, i: usize) {
+        let name = self.names[i];
+        if name != self.anchor {
+            row(
+                self.suite,
+                &format!("{}.{name}.spread", self.test),
+                self.spreads[i],
+                "x",
+            );
+        }
+    }
+
     /// Emits `<test>.<variant>.t_vs_<anchor>` (time ratio, lower is faster)
     /// and `<test>.<variant>.median` (µs per sample) for every variant.
     pub fn emit_time_ratio(&self) {
         eprintln!(
             "  {:<28} {:>14} {:>12}",
             "variant",
-            "median",
-            format!("t/{}", self.anchor)
+            "median time",
+            format!("t/{} (median of rounds)", self.anchor)
         );
         for (i, name) in self.names.iter().enumerate() {
             let us = self.medians[i].as_secs_f64() * 1e6;
@@ -350,6 +387,7 @@ impl Results {
                 self.ratios[i],
                 "x",
             );
+            self.emit_spread(i);
         }
     }
 
@@ -361,7 +399,7 @@ impl Results {
             "  {:<28} {:>16} {:>12}",
             "variant",
             "median rate",
-            format!("rate/{}", self.anchor)
+            format!("rate/{} (median of rounds)", self.anchor)
         );
         for (i, name) in self.names.iter().enumerate() {
             let rate = work / self.medians[i].as_secs_f64().max(1e-12);
@@ -379,6 +417,7 @@ impl Results {
                 ratio,
                 "x",
             );
+            self.emit_spread(i);
         }
     }
 }
@@ -392,6 +431,23 @@ pub fn paired_median(a: &[Duration], b: &[Duration]) -> f64 {
             .map(|(a, b)| a.as_secs_f64() / b.as_secs_f64().max(1e-12))
             .collect(),
     )
+}
+
+/// The largest of the per-round ratios `a[r] / b[r]` over the smallest: how
+/// far apart the rounds were (the same for a ratio and its inverse).
+pub fn paired_spread(a: &[Duration], b: &[Duration]) -> f64 {
+    let ratios = a
+        .iter()
+        .zip(b)
+        .map(|(a, b)| a.as_secs_f64() / b.as_secs_f64().max(1e-12));
+    let (lo, hi) = ratios.fold((f64::INFINITY, 0.0_f64), |(lo, hi), r| {
+        (lo.min(r), hi.max(r))
+    });
+    if lo > 0.0 && lo.is_finite() {
+        hi / lo
+    } else {
+        f64::NAN
+    }
 }
 
 /// Median over rounds of `a[r] / b[r]` for two variant logs that each hold
@@ -501,6 +557,26 @@ mod tests {
         assert_eq!(r.ratio("b"), 2.0);
         assert_eq!(r.ratio("a"), 1.0);
         assert_eq!(r.median("a"), Duration::from_micros(30));
+    }
+
+    #[test]
+    fn spread_is_largest_over_smallest_per_round_ratio() {
+        let us = |v: &[u64]| {
+            v.iter()
+                .map(|&x| Duration::from_micros(x))
+                .collect::<Vec<_>>()
+        };
+        // Per-round ratios 2, 1, 4: spread 4 whichever way the ratio points.
+        let (a, b) = (us(&[20, 10, 40]), us(&[10, 10, 10]));
+        assert_eq!(paired_spread(&a, &b), 4.0);
+        assert_eq!(paired_spread(&b, &a), 4.0);
+        // Steady rounds: no spread, even when the times themselves drift.
+        assert_eq!(paired_spread(&us(&[20, 40, 80]), &us(&[10, 20, 40])), 1.0);
+        assert!(paired_spread(&[], &[]).is_nan());
+        assert!(is_wide(1.51));
+        assert!(!is_wide(WIDE_SPREAD));
+        assert!(!is_wide(1.2));
+        assert!(!is_wide(f64::NAN));
     }
 
     #[test]

@@ -221,7 +221,7 @@ fn summary(info: &report::RunInfo, rows: &[Row], args: &Args) -> Vec<&'static st
         .collect();
     eprintln!();
     eprintln!(
-        "== summary ({} mode{}; ratios are medians of paired per-round ratios; * marks this workspace) ==",
+        "== summary ({} mode{}; ratios are medians of paired per-round ratios, medians of time or rate are for scale; * marks this workspace) ==",
         info.mode,
         if quick {
             ": a few rounds, indicative only; --full for published figures"
@@ -235,10 +235,11 @@ fn summary(info: &report::RunInfo, rows: &[Row], args: &Args) -> Vec<&'static st
         eprint!("{}", report::summary(s, rows));
         outcomes.extend(targets::check_suite(s, rows));
     }
-    let (met, missed, nm) = report::tally(&outcomes);
+    let (met, _, nm) = report::tally(&outcomes);
+    let missed = report::missed_text(&outcomes);
     eprintln!();
     eprintln!(
-        "targets: {met} met, {missed} missed, {nm} not measured{}",
+        "targets: {met} met, {missed}, {nm} not measured{}",
         if quick {
             " (quick mode: indicative verdicts; run with --full before quoting one)"
         } else {

@@ -20,6 +20,8 @@ pub struct Line {
     pub median: Option<(f64, String)>,
     /// Its ratio to the test's anchor.
     pub vs_anchor: Option<f64>,
+    /// Its `spread` row: the largest per-round ratio over the smallest.
+    pub spread: Option<f64>,
     /// Every other row of the variant: metric, value, unit.
     pub others: Vec<(String, f64, String)>,
 }
@@ -65,6 +67,7 @@ pub fn tables(suite: &str, rows: &[Row]) -> Vec<Table> {
                     variant: variant.to_owned(),
                     median: None,
                     vs_anchor: None,
+                    spread: None,
                     others: Vec::new(),
                 });
                 t.lines.last_mut().expect("just pushed")
@@ -72,6 +75,8 @@ pub fn tables(suite: &str, rows: &[Row]) -> Vec<Table> {
         };
         if metric == "median" {
             line.median = Some((r.value, r.unit.clone()));
+        } else if metric == "spread" {
+            line.spread = Some(r.value);
         } else {
             line.others
                 .push((metric.to_owned(), r.value, r.unit.clone()));
@@ -104,11 +109,27 @@ fn figure(v: f64, unit: &str) -> String {
     }
 }
 
+/// The ratio column's header. It says the figure is a median of per-round
+/// ratios, since it need not equal the quotient of the median column's
+/// figures (when rounds fall in two regimes, the two medians can come from
+/// different rounds).
 fn ratio_header(ratio: &Option<String>) -> String {
     match ratio {
-        Some(r) if r.starts_with("t_vs_") => format!("time / {}", &r[5..]),
-        Some(r) if r.starts_with("rate_vs_") => format!("rate / {}", &r[8..]),
+        Some(r) if r.starts_with("t_vs_") => format!("time / {}, median of rounds", &r[5..]),
+        Some(r) if r.starts_with("rate_vs_") => {
+            format!("rate / {}, median of rounds", &r[8..])
+        }
         _ => "ratio".to_owned(),
+    }
+}
+
+/// The median column's header: a median time or rate over rounds, by
+/// which way the test's ratio points.
+fn median_header(ratio: &Option<String>) -> &'static str {
+    match ratio {
+        Some(r) if r.starts_with("rate_vs_") => "median rate",
+        Some(r) if r.starts_with("t_vs_") => "median time",
+        _ => "median",
     }
 }
 
@@ -137,19 +158,26 @@ fn vs_text(t: &Table, l: &Line) -> String {
             .or_else(|| r.strip_prefix("rate_vs_"))
             .is_some_and(|a| a == l.variant)
     });
+    let wide = l
+        .spread
+        .filter(|s| crate::harness::is_wide(*s))
+        .map(|s| format!(" (rounds spread widely: {}x max/min)", num(s)))
+        .unwrap_or_default();
     match l.vs_anchor {
         Some(_) if is_anchor => "anchor".to_owned(),
         Some(v) if !v.is_finite() => NOT_MEASURED.to_owned(),
-        Some(v) => format!("{}x", num(v)),
+        Some(v) => format!("{}x{wide}", num(v)),
         None => String::new(),
     }
 }
 
-fn status_word(s: &Status) -> &'static str {
-    match s {
-        Status::Met => "met",
-        Status::Missed => "MISSED",
-        Status::NotMeasured => "not measured",
+/// The verdict as the summary prints it: a miss says whether it is known.
+fn status_word(o: &Outcome) -> String {
+    match (&o.status, o.miss()) {
+        (Status::Met, _) => "met".to_owned(),
+        (Status::Missed, Some(m)) => format!("MISSED, {m}"),
+        (Status::Missed, None) => "MISSED".to_owned(),
+        (Status::NotMeasured, _) => "not measured".to_owned(),
     }
 }
 
@@ -188,7 +216,7 @@ pub fn summary(suite: &str, rows: &[Row]) -> String {
     for t in tables(suite, rows) {
         let mut cells = vec![vec![
             t.test.clone(),
-            "median".to_owned(),
+            median_header(&t.ratio).to_owned(),
             ratio_header(&t.ratio),
             String::new(),
         ]];
@@ -217,7 +245,7 @@ pub fn summary(suite: &str, rows: &[Row]) -> String {
             .iter()
             .map(|o| {
                 vec![
-                    format!("[{}]", status_word(&o.status)),
+                    format!("[{}]", status_word(o)),
                     o.target.label.to_owned(),
                     o.value
                         .map(|v| format!("{}x", num(v)))
@@ -241,6 +269,30 @@ pub fn tally(outcomes: &[Outcome]) -> (usize, usize, usize) {
             Status::Missed => (a, b + 1, c),
             Status::NotMeasured => (a, b, c + 1),
         })
+}
+
+/// Of the missed targets in `outcomes`, how many are known (explained in
+/// docs/benchmarks.md) and how many are unexpected.
+pub fn misses(outcomes: &[Outcome]) -> (usize, usize) {
+    outcomes
+        .iter()
+        .filter_map(Outcome::miss)
+        .fold((0, 0), |(k, u), m| match m {
+            targets::Miss::Known(_) => (k + 1, u),
+            targets::Miss::Unexpected => (k, u + 1),
+        })
+}
+
+/// The missed count with its split, as the summaries print it:
+/// `4 missed (3 known, 1 unexpected)`.
+pub fn missed_text(outcomes: &[Outcome]) -> String {
+    let (_, missed, _) = tally(outcomes);
+    let (known, unexpected) = misses(outcomes);
+    if missed == 0 {
+        "0 missed".to_owned()
+    } else {
+        format!("{missed} missed ({known} known, {unexpected} unexpected)")
+    }
 }
 
 /// What the generated block says about the run itself.
@@ -317,7 +369,11 @@ pub fn markdown(
     let _ = writeln!(
         o,
         "Ratios are medians of paired per-round ratios (see Method); medians of \
-         time or rate are for scale. Rows marked **bold** are this workspace's crates."
+         time or rate are for scale, and their quotient need not equal the ratio \
+         when rounds fall in two regimes. A ratio whose rounds spread more than \
+         {}x (largest per-round ratio over smallest) is marked. Rows marked \
+         **bold** are this workspace's crates.",
+        crate::harness::WIDE_SPREAD
     );
 
     target_lines(&mut o, info, suites, rows);
@@ -395,11 +451,14 @@ fn target_lines(o: &mut String, info: &RunInfo, suites: &[&str], rows: &[Row]) {
         .flat_map(|s| targets::check_suite(s, rows))
         .collect();
     if !all.is_empty() {
-        let (met, missed, nm) = tally(&all);
+        let (met, _, nm) = tally(&all);
+        let missed = missed_text(&all);
         let _ = writeln!(o, "\n### Targets\n");
         let _ = writeln!(
             o,
-            "{met} met, {missed} missed, {nm} not measured. A target whose row is absent is not measured, never met.{}\n",
+            "{met} met, {missed}, {nm} not measured. A target whose row is absent is not measured, \
+             never met; a known miss names the section below that explains it, an unexpected one \
+             is news.{}\n",
             if info.mode == "quick" {
                 " Quick mode: a few rounds of small samples, so these verdicts are indicative only; \
                  `--full` gives the ones to quote."
@@ -426,10 +485,10 @@ fn target_lines(o: &mut String, info: &RunInfo, suites: &[&str], rows: &[Row]) {
                     .replace("<=", "≤")
                     .replace(">=", "≥"),
                 md_escape(&x.detail(true)),
-                match x.status {
-                    Status::Met => "met",
-                    Status::Missed => "**missed**",
-                    Status::NotMeasured => "not measured",
+                match x.miss() {
+                    Some(m) => format!("**missed**, {m}"),
+                    None if x.status == Status::Met => "met".to_owned(),
+                    None => "not measured".to_owned(),
                 }
             );
         }
@@ -447,8 +506,9 @@ fn table_lines(o: &mut String, suites: &[&str], rows: &[Row]) {
         for t in ts {
             let _ = writeln!(
                 o,
-                "| {} | median | {} | other rows |",
+                "| {} | {} | {} | other rows |",
                 t.test,
+                median_header(&t.ratio),
                 ratio_header(&t.ratio)
             );
             let _ = writeln!(o, "|---|---|---|---|");
@@ -630,7 +690,81 @@ mod tests {
         let mut missed = sample();
         missed[3].value = 0.95;
         let s = summary("spsc", &missed);
-        assert!(line(&s, "batches of 64").starts_with("[MISSED]"));
+        assert!(line(&s, "batches of 64").starts_with("[MISSED, unexpected]"));
+    }
+
+    #[test]
+    fn misses_say_whether_they_are_known_and_where() {
+        let rows = vec![
+            // No section explains this miss.
+            Row::new("spsc", "batch64.uring_queue.rate_vs_rtrb", 0.9, "x"),
+            // docs/benchmarks.md explains this one.
+            Row::new("spsc", "elementwise.uring_queue.rate_vs_rtrb", 0.6, "x"),
+            Row::new("spsc", "roundtrip.uring_queue.t_vs_rtrb", 0.9, "x"),
+        ];
+        let s = summary("spsc", &rows);
+        let line = |needle: &str| s.lines().find(|l| l.contains(needle)).unwrap().trim();
+        assert!(
+            line("batches of 64").starts_with("[MISSED, unexpected]"),
+            "{s}"
+        );
+        let exact = line("element-wise, exact");
+        assert!(exact.starts_with("[MISSED, known]"), "{s}");
+        assert!(
+            exact.contains("\"A second machine: AMD EPYC (2026-11-26)\""),
+            "{s}"
+        );
+        assert!(line("ping-pong").starts_with("[met]"), "{s}");
+        let outcomes = targets::check_suite("spsc", &rows);
+        assert_eq!(misses(&outcomes), (1, 1));
+        assert_eq!(missed_text(&outcomes), "2 missed (1 known, 1 unexpected)");
+        let md = markdown(&RunInfo::default(), &["spsc"], &rows, &[]);
+        assert!(md.contains("| **missed**, unexpected |"), "{md}");
+        assert!(md.contains("| **missed**, known |"), "{md}");
+        assert!(md.contains("2 missed (1 known, 1 unexpected)"), "{md}");
+    }
+
+    #[test]
+    fn columns_say_what_they_are_and_wide_rounds_are_marked() {
+        let mut rows = sample();
+        rows.push(Row::new("spsc", "batch64.uring_queue.spread", 1.8, "x"));
+        rows.push(Row::new("spsc", "roundtrip.uring_queue.spread", 1.05, "x"));
+        let t = tables("spsc", &rows);
+        assert_eq!(t[0].lines[1].spread, Some(1.8));
+        assert!(
+            t[0].lines[1].others.is_empty(),
+            "spread is not an other row"
+        );
+        let s = summary("spsc", &rows);
+        let header = s
+            .lines()
+            .find(|l| l.trim_start().starts_with("batch64"))
+            .unwrap();
+        assert!(header.contains("median rate"), "{s}");
+        assert!(header.contains("rate / rtrb, median of rounds"), "{s}");
+        let ours = |test: &str| {
+            let at = s.find(test).unwrap();
+            s[at..]
+                .lines()
+                .find(|l| l.contains("* uring_queue"))
+                .unwrap()
+                .to_owned()
+        };
+        assert!(
+            ours("batch64").contains("1.127x (rounds spread widely: 1.800x max/min)"),
+            "{s}"
+        );
+        assert!(!ours("roundtrip").contains("spread"), "{s}");
+        let rt = s
+            .lines()
+            .find(|l| l.trim_start().starts_with("roundtrip"))
+            .unwrap();
+        assert!(rt.contains("median time") && rt.contains("time / rtrb, median of rounds"));
+        let md = markdown(&RunInfo::default(), &["spsc"], &rows, &[]);
+        assert!(
+            md.contains("| batch64 | median rate | rate / rtrb, median of rounds | other rows |")
+        );
+        assert!(md.contains("1.127x (rounds spread widely: 1.800x max/min)"));
     }
 
     #[test]

@@ -48,11 +48,23 @@ pub struct Target {
     /// Rows (patterns) shown beside the verdict for context, such as the
     /// tail latencies behind a median.
     pub also: &'static [&'static str],
+    /// The heading of the docs/benchmarks.md section that explains why this
+    /// target is missed on some machine, if one does: a miss of a target
+    /// without one is unexpected.
+    pub known: Option<&'static str>,
 }
 
 /// What measures the iceoryx2 targets: the feature that builds the anchor.
 const ICEORYX2: &str =
     "`--features iceoryx2` (cargo run --release -p benches --features iceoryx2 -- ipc)";
+
+/// The section that measures the floors behind the pool, element-wise and
+/// fresh-ops misses on the AMD machine (and on the Intel one for the pool
+/// and fresh ops).
+const SECOND_MACHINE: &str = "A second machine: AMD EPYC (2026-11-26)";
+
+/// The ipc section that shows the 4 MiB target sits on the floor of its work.
+const IPC_TARGETS: &str = "Against the targets";
 
 /// Every target, grouped by suite in the order the suites run.
 pub const TARGETS: &[Target] = &[
@@ -64,6 +76,7 @@ pub const TARGETS: &[Target] = &[
         threshold: 0.30,
         label: "single thread: time vs buffer_sv2",
         needs: None,
+        known: Some(SECOND_MACHINE),
         also: &[],
     },
     Target {
@@ -73,6 +86,7 @@ pub const TARGETS: &[Target] = &[
         threshold: 1.0,
         label: "single thread: no slower than a Vec per message",
         needs: None,
+        known: None,
         also: &[],
     },
     // The floor of the first target: one reused array that hands nothing
@@ -85,6 +99,7 @@ pub const TARGETS: &[Target] = &[
         threshold: 1.25,
         label: "single thread: time vs one reused array (the floor)",
         needs: None,
+        known: None,
         also: &[],
     },
     Target {
@@ -94,6 +109,7 @@ pub const TARGETS: &[Target] = &[
         threshold: 0.5,
         label: "held 10 us on another thread: time vs buffer_sv2",
         needs: None,
+        known: None,
         also: &[],
     },
     Target {
@@ -105,6 +121,7 @@ pub const TARGETS: &[Target] = &[
         threshold: 0.5,
         label: "held 1 ms, 64-slot map: time vs BufferFromSystemMemory",
         needs: None,
+        known: None,
         also: &[],
     },
     // spsc: u64 values between two threads.
@@ -115,6 +132,7 @@ pub const TARGETS: &[Target] = &[
         threshold: 0.9,
         label: "element-wise, exact release: rate vs rtrb",
         needs: None,
+        known: Some(SECOND_MACHINE),
         also: &[],
     },
     Target {
@@ -124,6 +142,7 @@ pub const TARGETS: &[Target] = &[
         threshold: 1.1,
         label: "element-wise, deferred release (K = 32): rate vs rtrb",
         needs: None,
+        known: Some(SECOND_MACHINE),
         also: &[],
     },
     Target {
@@ -133,6 +152,7 @@ pub const TARGETS: &[Target] = &[
         threshold: 1.0,
         label: "batches of 64: rate vs rtrb",
         needs: None,
+        known: None,
         also: &[],
     },
     Target {
@@ -142,6 +162,7 @@ pub const TARGETS: &[Target] = &[
         threshold: 1.0,
         label: "ping-pong round trip: time vs rtrb",
         needs: None,
+        known: None,
         also: &[],
     },
     // ipc: request/response between two processes.
@@ -152,6 +173,7 @@ pub const TARGETS: &[Target] = &[
         threshold: 0.1,
         label: "4 B round trip: time vs UnixStream",
         needs: None,
+        known: None,
         also: &[],
     },
     Target {
@@ -164,6 +186,7 @@ pub const TARGETS: &[Target] = &[
         threshold: 2.0,
         label: "4 MiB round trip: time vs a memcpy each way",
         needs: None,
+        known: Some(IPC_TARGETS),
         also: &[],
     },
     Target {
@@ -173,6 +196,7 @@ pub const TARGETS: &[Target] = &[
         threshold: 1.0,
         label: "4 B round trip: time vs iceoryx2",
         needs: Some(ICEORYX2),
+        known: None,
         also: &["4B.uring_queue.median", "4B.iceoryx2.median"],
     },
     Target {
@@ -182,6 +206,7 @@ pub const TARGETS: &[Target] = &[
         threshold: 1.0,
         label: "4 KiB round trip: time vs iceoryx2",
         needs: Some(ICEORYX2),
+        known: None,
         also: &["4KiB.uring_queue.median", "4KiB.iceoryx2.median"],
     },
     Target {
@@ -191,6 +216,7 @@ pub const TARGETS: &[Target] = &[
         threshold: 0.5,
         label: "4 B round trip, reactor-driven: time vs tokio's UnixStream",
         needs: None,
+        known: None,
         also: &["4B.uring_queue_tokio.median", "4B.tokio.median"],
     },
     Target {
@@ -202,6 +228,7 @@ pub const TARGETS: &[Target] = &[
         threshold: 2.0,
         label: "4 B, 64 in flight, reactor-driven: time vs the blocking calls",
         needs: None,
+        known: None,
         also: &[
             "4B.inflight64.uring_queue_tokio.median",
             "4B.inflight64.uring_queue.median",
@@ -214,6 +241,7 @@ pub const TARGETS: &[Target] = &[
         threshold: 1.0,
         label: "4 B beside two CPU-bound threads: median vs UnixStream",
         needs: None,
+        known: None,
         also: &["loaded.4B.uring_queue.p99_us", "loaded.4B.unix.p99_us"],
     },
     // batch: seed 000's table, system calls, seed 002.
@@ -224,6 +252,7 @@ pub const TARGETS: &[Target] = &[
         threshold: 0.8,
         label: "batch API, fresh ops: rate vs the same ops by hand",
         needs: None,
+        known: Some(SECOND_MACHINE),
         also: &[],
     },
     Target {
@@ -235,6 +264,7 @@ pub const TARGETS: &[Target] = &[
         threshold: 0.5,
         label: "batch API, reused ops: rate vs the same ops by hand",
         needs: None,
+        known: None,
         also: &[],
     },
     Target {
@@ -244,6 +274,7 @@ pub const TARGETS: &[Target] = &[
         threshold: 0.15,
         label: "auto-batching async reader: rate vs a bare call",
         needs: None,
+        known: None,
         also: &[],
     },
     Target {
@@ -259,6 +290,7 @@ pub const TARGETS: &[Target] = &[
         threshold: 3.0,
         label: "auto-batching async reader: rate vs one async channel",
         needs: None,
+        known: None,
         also: &[],
     },
     Target {
@@ -268,6 +300,7 @@ pub const TARGETS: &[Target] = &[
         threshold: 0.95,
         label: "64 scattered pieces: rate vs the raw batched call",
         needs: None,
+        known: None,
         also: &[],
     },
     Target {
@@ -277,6 +310,7 @@ pub const TARGETS: &[Target] = &[
         threshold: 5.0,
         label: "adjacent fields, coalesced: rate vs one call per piece",
         needs: None,
+        known: None,
         also: &[],
     },
     Target {
@@ -286,6 +320,7 @@ pub const TARGETS: &[Target] = &[
         threshold: 1.10,
         label: "4 KiB reads of a cached file: time vs one 1 MiB read",
         needs: None,
+        known: None,
         also: &[],
     },
 ];
@@ -329,9 +364,46 @@ pub struct Outcome {
     pub status: Status,
     /// The target's `also` rows that the run has, for context.
     pub context: Vec<Row>,
+    /// How far apart the rounds behind the value were: the `spread` row
+    /// beside the ratio row it came from, if the suite prints one.
+    pub spread: Option<f64>,
+}
+
+/// Why a missed target missed, as far as the docs know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Miss {
+    /// docs/benchmarks.md explains it in the section with this heading.
+    Known(&'static str),
+    /// Nothing explains it: a regression, or a machine not yet measured.
+    Unexpected,
+}
+
+impl std::fmt::Display for Miss {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Miss::Known(_) => f.write_str("known"),
+            Miss::Unexpected => f.write_str("unexpected"),
+        }
+    }
 }
 
 impl Outcome {
+    /// For a missed target, whether the miss is known and where the reason
+    /// is written; `None` for a met or unmeasured one.
+    pub fn miss(&self) -> Option<Miss> {
+        let miss = match self.target.known {
+            Some(section) => Miss::Known(section),
+            None => Miss::Unexpected,
+        };
+        (self.status == Status::Missed).then_some(miss)
+    }
+
+    /// Whether the rounds behind the value spread widely (see
+    /// [`crate::harness::WIDE_SPREAD`]).
+    pub fn wide(&self) -> bool {
+        self.spread.is_some_and(crate::harness::is_wide)
+    }
+
     /// What the summary and the report print beside the verdict: the row it
     /// came from and the context rows, or, when not measured, what would
     /// measure it. With `code`, row names are in backticks (Markdown).
@@ -346,6 +418,17 @@ impl Outcome {
                 r.unit
             )
         }));
+        if self.wide() {
+            let spread = self.spread.map_or_else(String::new, crate::harness::num);
+            parts.push(format!(
+                "rounds spread widely ({spread}x max/min): rerun before trusting it"
+            ));
+        }
+        if let Some(Miss::Known(section)) = self.miss() {
+            parts.push(format!(
+                "known miss, why: docs/benchmarks.md, \"{section}\""
+            ));
+        }
         if self.status == Status::NotMeasured {
             if let Some(needs) = self.target.needs {
                 parts.push(format!("measured with {needs}"));
@@ -372,10 +455,10 @@ impl Target {
                 .find(|r| r.suite == self.suite && matches(pattern, &r.name))
         };
         let resolved = self.sources.iter().find_map(|s| match *s {
-            Source::Row(p) => find(p).map(|r| (r.value, r.name.clone())),
+            Source::Row(p) => find(p).map(|r| (r.value, r.name.clone(), spread_of(rows, r))),
             Source::Quotient(a, b) => {
                 let (a, b) = (find(a)?, find(b)?);
-                Some((a.value / b.value, format!("{} / {}", a.name, b.name)))
+                Some((a.value / b.value, format!("{} / {}", a.name, b.name), None))
             }
         });
         let context: Vec<Row> = self
@@ -386,7 +469,7 @@ impl Target {
             .cloned()
             .collect();
         match resolved {
-            Some((v, from)) if v.is_finite() => {
+            Some((v, from, spread)) if v.is_finite() => {
                 let met = match self.cmp {
                     Cmp::AtMost => v <= self.threshold,
                     Cmp::AtLeast => v >= self.threshold,
@@ -397,6 +480,7 @@ impl Target {
                     from: Some(from),
                     status: if met { Status::Met } else { Status::Missed },
                     context,
+                    spread,
                 }
             }
             _ => Outcome {
@@ -405,9 +489,28 @@ impl Target {
                 from: None,
                 status: Status::NotMeasured,
                 context,
+                spread: None,
             },
         }
     }
+}
+
+/// The `spread` row of the same test and variant as the ratio row `r`, if
+/// `r` is the ratio to the test's anchor (the one the spread is taken
+/// against): the anchor prints its own ratio row, `1` by definition.
+fn spread_of(rows: &[Row], r: &Row) -> Option<f64> {
+    let (test, variant, metric) = r.parts()?;
+    let anchor = metric
+        .strip_prefix("t_vs_")
+        .or_else(|| metric.strip_prefix("rate_vs_"))?;
+    let anchors_own = format!("{test}.{anchor}.{metric}");
+    rows.iter()
+        .find(|x| x.suite == r.suite && x.name == anchors_own)?;
+    let name = format!("{test}.{variant}.spread");
+    rows.iter()
+        .find(|x| x.suite == r.suite && x.name == name)
+        .map(|x| x.value)
+        .filter(|v| v.is_finite())
 }
 
 /// Checks every target of `suite` against `rows`.
@@ -635,6 +738,81 @@ mod tests {
         let plain = target("4 B round trip: time vs UnixStream");
         let o = plain.check(&[row("ipc", "loaded.4B.uring_queue.t_vs_unix", 0.05)]);
         assert_eq!(o.status, Status::NotMeasured);
+    }
+
+    #[test]
+    fn a_miss_is_known_only_where_the_docs_explain_it() {
+        let pool = target("single thread: time vs buffer_sv2");
+        let o = pool.check(&[row("pool", "single.buffer_pool.t_vs_buffer_sv2", 0.43)]);
+        assert_eq!(o.miss(), Some(Miss::Known(SECOND_MACHINE)));
+        assert!(
+            o.detail(false)
+                .contains("known miss, why: docs/benchmarks.md")
+        );
+        // Met or not measured: no miss to classify.
+        let o = pool.check(&[row("pool", "single.buffer_pool.t_vs_buffer_sv2", 0.2)]);
+        assert_eq!(o.miss(), None);
+        assert_eq!(pool.check(&[]).miss(), None);
+        // No section explains the batch64 target: its miss is news.
+        let b = target("batches of 64: rate vs rtrb");
+        let o = b.check(&[row("spsc", "batch64.uring_queue.rate_vs_rtrb", 0.9)]);
+        assert_eq!(o.miss(), Some(Miss::Unexpected));
+        assert!(!o.detail(false).contains("known"));
+    }
+
+    #[test]
+    fn every_known_miss_names_a_section_of_the_benchmarks_doc() {
+        let doc = include_str!("../../docs/benchmarks.md");
+        let headings: Vec<&str> = doc
+            .lines()
+            .filter_map(|l| l.strip_prefix('#'))
+            .map(|l| l.trim_start_matches('#').trim())
+            .collect();
+        let known: Vec<&str> = TARGETS.iter().filter_map(|t| t.known).collect();
+        assert!(!known.is_empty());
+        for section in known {
+            let n = headings.iter().filter(|h| **h == section).count();
+            assert_eq!(
+                n, 1,
+                "section \"{section}\" must be one heading of docs/benchmarks.md"
+            );
+        }
+    }
+
+    #[test]
+    fn a_ratio_carries_the_spread_of_its_rounds() {
+        let t = target("ping-pong round trip: time vs rtrb");
+        let ratio = row("spsc", "roundtrip.uring_queue.t_vs_rtrb", 0.9);
+        let spread = |v| row("spsc", "roundtrip.uring_queue.spread", v);
+        // Without the anchor's own row, the spread's reference is unknown.
+        assert_eq!(t.check(&[ratio.clone(), spread(1.98)]).spread, None);
+        let anchor = row("spsc", "roundtrip.rtrb.t_vs_rtrb", 1.0);
+        let o = t.check(&[anchor.clone(), ratio.clone(), spread(1.98)]);
+        assert_eq!((&o.status, o.spread), (&Status::Met, Some(1.98)));
+        assert!(o.wide());
+        assert!(
+            o.detail(false)
+                .contains("rounds spread widely (1.980x max/min)")
+        );
+        let o = t.check(&[anchor.clone(), ratio.clone(), spread(1.1)]);
+        assert!(!o.wide());
+        assert!(!o.detail(false).contains("spread"));
+        // Another variant's spread is not this row's; no spread row, none.
+        let other = row("spsc", "roundtrip.ringbuf.spread", 3.0);
+        assert_eq!(
+            t.check(&[anchor.clone(), ratio.clone(), other]).spread,
+            None
+        );
+        assert_eq!(t.check(&[anchor, ratio]).spread, None);
+        // A second ratio of the same variant (against another variant than
+        // the anchor) does not borrow the anchor ratio's spread.
+        let vec = target("single thread: no slower than a Vec per message");
+        let rows = [
+            row("pool", "single.buffer_sv2.t_vs_buffer_sv2", 1.0),
+            row("pool", "single.buffer_pool.t_vs_vec", 0.8),
+            row("pool", "single.buffer_pool.spread", 4.0),
+        ];
+        assert_eq!(vec.check(&rows).spread, None);
     }
 
     #[test]
