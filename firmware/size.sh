@@ -69,7 +69,7 @@ declare -A budget=([ring]=1024 [pool]=2048 [uring]=4096 [uring_server]=2926 [rea
 # they call for"): the measured flash plus 5 %, rounded up to a multiple of
 # 64 bytes, either of the row itself or, with a floor row's key, of what the
 # row adds above that floor.
-declare -A proposed=([pool]="1152 mem_floor" [uring]="5184")
+declare -A proposed=([uring]="5184")
 
 # "text rodata data bss" of an ELF, from its section headers.
 sections() {
