@@ -160,7 +160,12 @@ impl Service {
             Err(Errno::CONNABORTED) => return Ok(None),
             Err(e) => return Err(e.into()),
         };
-        self.admit(socket).map(Some)
+        match self.admit(socket) {
+            // The client hung up before it got its answer (a probe, or a
+            // client that gave up): nothing to serve, and nothing kept.
+            Err(AcceptError::Io(e)) if is_hang_up(&e) => Ok(None),
+            other => other.map(Some),
+        }
     }
 
     /// Decides on the client on `socket` and answers it.
@@ -198,6 +203,14 @@ impl Service {
     pub(crate) fn listener(&self) -> BorrowedFd<'_> {
         self.listener.as_fd()
     }
+}
+
+/// Whether a send failed because the client's end is closed.
+fn is_hang_up(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset
+    )
 }
 
 /// The credentials the kernel recorded when the client connected.
