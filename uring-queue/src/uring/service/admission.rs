@@ -118,6 +118,9 @@ impl fmt::Display for Refusal {
 
 impl core::error::Error for Refusal {}
 
+/// A rule of the server's own: `Ok` admits, `Err` refuses with the reason.
+pub type Rule = Box<dyn Fn(&Peer) -> Result<(), Refusal> + Send + Sync>;
+
 /// The rule that decides, from its credentials, whether a client may
 /// connect. It runs before the server lays out anything for the client.
 ///
@@ -152,7 +155,7 @@ pub enum Admission {
     /// process of the network namespace can.
     Anyone,
     /// Admits whom the function admits.
-    Custom(Box<dyn Fn(&Peer) -> Result<(), Refusal> + Send + Sync>),
+    Custom(Rule),
 }
 
 impl Admission {

@@ -34,7 +34,7 @@ mod offer;
 mod passing;
 mod session;
 
-pub use admission::{Admission, Peer, Refusal};
+pub use admission::{Admission, Peer, Refusal, Rule};
 pub use connection::{ClientConfig, Connection, connect};
 pub use error::{AcceptError, ConnectError};
 pub use hub::{Hub, Turn};
