@@ -44,7 +44,6 @@ impl fmt::Display for Peer {
 ///
 /// let why = Refusal::OtherUser { uid: 1001, server_uid: 1000 };
 /// assert_eq!(why.to_string(), "uid 1001 may not connect: the service admits uid 1000 only");
-/// assert_eq!(Refusal::from_code(why.code(), why.detail()), Some(why));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refusal {
