@@ -49,7 +49,7 @@ fn killed_clients_leave_nothing_behind() {
     let (shm, tmp) = (entries("/dev/shm"), entries("/tmp"));
     let name = format!("ncio-test-cycles-{}", std::process::id());
     let mut hub = Hub::new(Service::bind(name.as_str(), BindOptions::default()).unwrap()).unwrap();
-    let mut serve = |hub: &mut Hub| {
+    let serve = |hub: &mut Hub| {
         hub.turn(Some(Duration::from_millis(1)), &mut |_, inc, _, _| {
             (inc.opcode() as i32, 0)
         })
