@@ -218,6 +218,7 @@ impl EventFd {
     /// Also waits on `socket`, whose peer sends nothing after the handshake:
     /// once it turns readable (the peer's process is gone, or it broke the
     /// protocol), the peer counts as exited.
+    #[cfg(not(loom))]
     pub(crate) fn watch_hangup(&mut self, socket: OwnedFd) {
         self.hangup = Some(socket);
     }
