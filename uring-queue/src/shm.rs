@@ -48,6 +48,10 @@ pub struct SharedMemory {
 // to another thread changes nothing about it.
 unsafe impl Send for SharedMemory {}
 
+// SAFETY: `&self` methods read the descriptor and the length only; the
+// mapping's bytes are reached through `region`, which takes `&mut self`.
+unsafe impl Sync for SharedMemory {}
+
 impl SharedMemory {
     /// Creates a memfd of `len` bytes (zero-filled), seals its size and maps
     /// it. The descriptor is close-on-exec until
@@ -318,6 +322,19 @@ impl SharedMemory {
         // no process can truncate it under the mapping; the exclusive borrow
         // means one region, so one producer and one consumer at most, in this
         // process. Rust references to the bytes exist only through it.
+        unsafe { Region::from_raw_parts(self.ptr, self.len) }
+    }
+    /// The mapping as a region whose lifetime the caller chooses: for a type
+    /// that owns both this mapping and the connection built on it.
+    ///
+    /// # Safety
+    ///
+    /// The caller keeps `self` (and so the mapping) alive for as long as the
+    /// region, or anything built on it, is used, and makes one region per
+    /// mapping: nothing else in this process may build on the same bytes.
+    pub(crate) unsafe fn region_unbounded<'a>(&mut self) -> Region<'a> {
+        // SAFETY: as in `region`; the lifetime is the caller's obligation,
+        // delegated to it.
         unsafe { Region::from_raw_parts(self.ptr, self.len) }
     }
 }

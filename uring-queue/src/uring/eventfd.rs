@@ -79,6 +79,10 @@ pub struct EventFd {
     binding: Binding,
     /// Process-local flags, and the view of the peer's process.
     futex: Local,
+    /// A descriptor that turns readable when the peer is gone (the socket
+    /// a service connection was made over): waited on beside `own`, so a
+    /// peer's death ends a wait at once, not a park timeout later.
+    hangup: Option<OwnedFd>,
 }
 
 /// The addresses of the connection's two flags, which tell them from
@@ -207,7 +211,29 @@ impl EventFd {
             peer,
             binding: Binding::new(),
             futex: Local::default(),
+            hangup: None,
         }
+    }
+
+    /// Also waits on `socket`, whose peer sends nothing after the handshake:
+    /// once it turns readable (the peer's process is gone, or it broke the
+    /// protocol), the peer counts as exited.
+    #[cfg(not(loom))]
+    pub(crate) fn watch_hangup(&mut self, socket: OwnedFd) {
+        self.hangup = Some(socket);
+    }
+
+    /// Whether the watched socket says the peer is gone.
+    fn hung_up(&self) -> bool {
+        let Some(socket) = &self.hangup else {
+            return false;
+        };
+        let mut fds = [PollFd::new(socket, PollFlags::IN | PollFlags::RDHUP)];
+        let zero = rustix::event::Timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        matches!(poll(&mut fds, Some(&zero)), Ok(n) if n > 0)
     }
 
     /// The descriptors, to hand to the peer's process: `(own, peer)`.
@@ -290,11 +316,23 @@ impl Notifier for EventFd {
             tv_sec: timeout.as_secs().try_into().unwrap_or(i64::MAX),
             tv_nsec: timeout.subsec_nanos().into(),
         };
-        let mut fds = [PollFd::new(&self.own, PollFlags::IN)];
+        let hangup = PollFlags::IN | PollFlags::RDHUP;
+        let mut fds = [
+            PollFd::new(&self.own, PollFlags::IN),
+            PollFd::new(&self.own, hangup),
+        ];
+        let watched = match &self.hangup {
+            Some(socket) => {
+                fds[1] = PollFd::new(socket, hangup);
+                &mut fds[..]
+            }
+            None => &mut fds[..1],
+        };
         // Woken, timed out or interrupted: the caller re-checks in every
         // case. A wake-up written while nobody waited makes this one return
-        // at once: spurious, and harmless.
-        if matches!(poll(&mut fds, Some(&ts)), Ok(n) if n > 0) {
+        // at once: spurious, and harmless. A hung-up socket ends the wait
+        // too; the liveness check after it asks `has_exited`.
+        if matches!(poll(watched, Some(&ts)), Ok(n) if n > 0) {
             drain(self.own.as_fd());
         }
     }
@@ -316,7 +354,7 @@ impl Notifier for EventFd {
     }
 
     fn has_exited(&self, pid: u32) -> bool {
-        self.futex.has_exited(pid)
+        self.hung_up() || self.futex.has_exited(pid)
     }
 
     fn kind(&self) -> NotifierKind {

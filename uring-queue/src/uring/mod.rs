@@ -77,13 +77,15 @@ mod liveness;
 mod options;
 mod park;
 mod payload;
-#[cfg(all(feature = "tokio", target_os = "linux", not(loom)))]
+#[cfg(all(feature = "std", target_os = "linux", not(loom)))]
 mod reactor;
 // Modelled by loom, which the tokio client it serves does not build under.
 #[cfg(any(loom, feature = "tokio"))]
 mod reactor_waiter;
 mod request;
 mod server;
+#[cfg(all(feature = "std", target_os = "linux", not(loom)))]
+pub mod service;
 mod table;
 #[cfg(all(feature = "tokio", target_os = "linux", not(loom)))]
 pub mod tokio;

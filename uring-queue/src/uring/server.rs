@@ -6,7 +6,7 @@ use super::link::Link;
 use super::liveness::Watch;
 use super::park::{self, Round, SpinBudget};
 use super::payload::{Area, Span};
-#[cfg(all(feature = "tokio", target_os = "linux", not(loom)))]
+#[cfg(all(feature = "std", target_os = "linux", not(loom)))]
 use super::reactor;
 use super::wake::Notifier;
 use super::{Error, Options, Rejected};
@@ -681,9 +681,10 @@ impl<'a, W: Notifier, const K: usize> Server<'a, W, K> {
     }
 }
 
-/// What a reactor-driven server (the `tokio` feature) asks of the server:
-/// the steps of `uring::reactor` on the server's lines and state.
-#[cfg(all(feature = "tokio", target_os = "linux", not(loom)))]
+/// What a reactor-driven server (the `tokio` feature, a service's hub)
+/// asks of the server: the steps of `uring::reactor` on the server's lines
+/// and state.
+#[cfg(all(feature = "std", target_os = "linux", not(loom)))]
 impl<W: Notifier, const K: usize> Server<'_, W, K> {
     /// Publishes what was consumed, spins, then arms the server's wake flag
     /// for the reactor. Returns whether a request waits.
@@ -712,6 +713,7 @@ impl<W: Notifier, const K: usize> Server<'_, W, K> {
     }
 
     /// Whether the client's loss is latched.
+    #[cfg(feature = "tokio")]
     pub(crate) fn is_peer_gone(&self) -> bool {
         self.watch.is_gone()
     }

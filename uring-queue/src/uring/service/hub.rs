@@ -1,0 +1,335 @@
+//! Many clients, one thread: every session of a service served from one
+//! epoll set (the listening socket, each client's socket and eventfd), a
+//! bounded batch of requests per client per round.
+
+use super::admission::Peer;
+use super::error::AcceptError;
+use super::listener::Service;
+use super::session::Session;
+use crate::uring::eventfd::drain;
+use crate::uring::{Error, Incoming, Options};
+use alloc::vec::Vec;
+use core::time::Duration;
+use rustix::event::Timespec;
+use rustix::event::epoll::{self, CreateFlags, Event, EventData, EventFlags};
+use rustix::fd::{AsFd, OwnedFd};
+use rustix::io::Errno;
+use std::io;
+
+/// The event data of the listening socket; client `i`'s socket is
+/// `1 + 2i`, its eventfd `2 + 2i`.
+const LISTENER: u64 = 0;
+
+/// Events taken from the kernel per wait.
+const EVENTS: usize = 256;
+
+/// What one [`Hub::turn`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Turn {
+    /// Clients admitted.
+    pub accepted: usize,
+    /// Clients turned away (and told why).
+    pub refused: usize,
+    /// Clients dropped: gone, or broke the protocol.
+    pub dropped: usize,
+    /// Requests completed.
+    pub served: usize,
+}
+
+/// One client in the hub.
+#[derive(Debug)]
+struct Entry {
+    session: Session,
+    /// It may have requests waiting: serve it this round.
+    ready: bool,
+}
+
+/// Serves every client of a [`Service`] from one thread.
+///
+/// Each [`turn`](Self::turn) waits (with epoll) until a client's eventfd,
+/// a client's socket or the listening socket is ready, then serves each
+/// client that has requests waiting, at most
+/// [`batch`](Self::set_batch) of them per client (so a client that floods
+/// cannot starve the others: its surplus waits for the next round), drops
+/// every client whose socket hung up or who broke the protocol, and admits
+/// new clients. Clients with requests left over make the next turn's wait
+/// return at once.
+///
+/// An idle client costs nothing per round: its wake flag stays armed, and
+/// it is looked at only when its eventfd fires.
+///
+/// # Examples
+///
+/// ```
+/// # #[cfg(not(miri))] { // Miri cannot make these system calls.
+/// use std::time::Duration;
+/// use uring_queue::uring::Request;
+/// use uring_queue::uring::service::{BindOptions, ClientConfig, Hub, Service, connect};
+///
+/// let name = format!("doc-hub-{}", std::process::id());
+/// let mut hub = Hub::new(Service::bind(name.as_str(), BindOptions::default()).unwrap()).unwrap();
+/// std::thread::scope(|s| {
+///     let clients = s.spawn(|| {
+///         let a = connect::<4>(name.as_str(), ClientConfig::default()).unwrap();
+///         let b = connect::<4>(name.as_str(), ClientConfig::default()).unwrap();
+///         assert_eq!(a.call(Request::new(1)).unwrap().result, 2);
+///         assert_eq!(b.call(Request::new(20)).unwrap().result, 40);
+///     });
+///     while !clients.is_finished() {
+///         hub.turn(Some(Duration::from_millis(1)), &mut |_peer, incoming, _body, _out| {
+///             (incoming.opcode() as i32 * 2, 0)
+///         })
+///         .unwrap();
+///     }
+///     clients.join().unwrap();
+/// });
+/// # }
+/// ```
+pub struct Hub {
+    service: Service,
+    epoll: OwnedFd,
+    clients: Vec<Option<Entry>>,
+    batch: usize,
+    events: Vec<Event>,
+}
+
+impl core::fmt::Debug for Hub {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Hub")
+            .field("service", &self.service)
+            .field("clients", &self.clients())
+            .field("batch", &self.batch)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A session's options in a hub: no spinning, which would keep the one
+/// thread from every other client.
+fn hub_options() -> Options {
+    Options {
+        spin: 0,
+        min_spin: 0,
+        ..Options::default()
+    }
+}
+
+impl Hub {
+    /// A hub serving `service`'s clients (those it admits from now on).
+    ///
+    /// # Errors
+    ///
+    /// When the epoll set cannot be made.
+    pub fn new(service: Service) -> io::Result<Self> {
+        let epoll = epoll::create(CreateFlags::CLOEXEC)?;
+        epoll::add(
+            &epoll,
+            service.listener(),
+            EventData::new_u64(LISTENER),
+            EventFlags::IN,
+        )?;
+        Ok(Self {
+            service,
+            epoll,
+            clients: Vec::new(),
+            batch: 16,
+            events: Vec::with_capacity(EVENTS),
+        })
+    }
+
+    /// The most requests served per client per round (at least 1; 16 by
+    /// default).
+    pub fn set_batch(&mut self, batch: usize) {
+        self.batch = batch.max(1);
+    }
+
+    /// Clients connected now.
+    pub fn clients(&self) -> usize {
+        self.clients.iter().flatten().count()
+    }
+
+    /// The service.
+    pub fn service(&self) -> &Service {
+        &self.service
+    }
+
+    /// Waits up to `timeout` (`None`: until something happens) for clients
+    /// to serve, then serves one round: at most the batch of each client
+    /// with requests, `handler` answering each (`(result, response_len)`,
+    /// as [`Server::handle`](crate::uring::Server::handle)).
+    ///
+    /// # Errors
+    ///
+    /// Only the epoll set's or the listening socket's failures; a client's
+    /// failure drops that client.
+    pub fn turn<F>(&mut self, timeout: Option<Duration>, handler: &mut F) -> io::Result<Turn>
+    where
+        F: FnMut(&Peer, &Incoming, &[u8], &mut [u8]) -> (i32, usize),
+    {
+        let mut turn = Turn::default();
+        let busy = self.clients.iter().flatten().any(|e| e.ready);
+        let timeout = if busy { Some(Duration::ZERO) } else { timeout };
+        let accept = self.wait(timeout, &mut turn)?;
+        for index in 0..self.clients.len() {
+            self.serve(index, handler, &mut turn);
+        }
+        if accept {
+            self.accept(&mut turn)?;
+        }
+        Ok(turn)
+    }
+
+    /// Waits for events and marks what they say; returns whether clients
+    /// wait to be accepted.
+    fn wait(&mut self, timeout: Option<Duration>, turn: &mut Turn) -> io::Result<bool> {
+        let ts = timeout.map(|t| Timespec {
+            tv_sec: t.as_secs().try_into().unwrap_or(i64::MAX),
+            tv_nsec: t.subsec_nanos().into(),
+        });
+        self.events.clear();
+        match epoll::wait(
+            &self.epoll,
+            rustix::buffer::spare_capacity(&mut self.events),
+            ts.as_ref(),
+        ) {
+            Ok(_) | Err(Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+        let mut accept = false;
+        for i in 0..self.events.len() {
+            let data = self.events[i].data.u64();
+            if data == LISTENER {
+                accept = true;
+                continue;
+            }
+            let index = ((data - 1) / 2) as usize;
+            if data % 2 == 1 {
+                // The client sends nothing after the handshake: readable
+                // means gone, or garbage.
+                self.drop_client(index, turn);
+            } else if let Some(Some(entry)) = self.clients.get_mut(index) {
+                drain(entry.session.server_mut().notifier().as_fd());
+                entry.ready = true;
+            }
+        }
+        Ok(accept)
+    }
+
+    /// Serves up to a batch of client `index`'s requests, then re-arms its
+    /// wake flag unless more wait.
+    fn serve<F>(&mut self, index: usize, handler: &mut F, turn: &mut Turn)
+    where
+        F: FnMut(&Peer, &Incoming, &[u8], &mut [u8]) -> (i32, usize),
+    {
+        let Some(Some(entry)) = self.clients.get_mut(index) else {
+            return;
+        };
+        if !entry.ready {
+            return;
+        }
+        let peer = entry.session.peer();
+        let mut served = 0;
+        let outcome = loop {
+            if served == self.batch {
+                break Ok(true);
+            }
+            match serve_one(&mut entry.session, &peer, handler) {
+                Ok(true) => served += 1,
+                Ok(false) => break Ok(false),
+                Err(e) => break Err(e),
+            }
+        };
+        turn.served += served;
+        let server = entry.session.server_mut();
+        match outcome {
+            Ok(more) => {
+                // Beats the heartbeat and notices a close at once.
+                let alive = server.reactor_check(false);
+                entry.ready = more || server.reactor_arm();
+                if !alive {
+                    self.drop_client(index, turn);
+                }
+            }
+            Err(_) => self.drop_client(index, turn),
+        }
+    }
+
+    /// Admits every client waiting.
+    fn accept(&mut self, turn: &mut Turn) -> io::Result<()> {
+        loop {
+            match self.service.try_accept() {
+                Ok(Some(session)) => {
+                    self.insert(session)?;
+                    turn.accepted += 1;
+                }
+                Ok(None) => return Ok(()),
+                Err(AcceptError::Refused { .. }) => turn.refused += 1,
+                // One client's region could not be made (it was told).
+                Err(AcceptError::Io(e)) if e.raw_os_error().is_none() => turn.refused += 1,
+                Err(AcceptError::Io(e)) => return Err(e),
+            }
+        }
+    }
+
+    /// Registers a new client's socket and eventfd.
+    fn insert(&mut self, mut session: Session) -> io::Result<()> {
+        session.set_options(hub_options());
+        let index = match self.clients.iter().position(Option::is_none) {
+            Some(free) => free,
+            None => {
+                self.clients.push(None);
+                self.clients.len() - 1
+            }
+        };
+        let token = 1 + 2 * index as u64;
+        epoll::add(
+            &self.epoll,
+            session.socket(),
+            EventData::new_u64(token),
+            EventFlags::IN | EventFlags::RDHUP,
+        )?;
+        let eventfd = session.server_mut().notifier().as_fd();
+        if let Err(e) = epoll::add(
+            &self.epoll,
+            eventfd,
+            EventData::new_u64(token + 1),
+            EventFlags::IN,
+        ) {
+            let _ = epoll::delete(&self.epoll, session.socket());
+            return Err(e.into());
+        }
+        self.clients[index] = Some(Entry {
+            session,
+            ready: true,
+        });
+        Ok(())
+    }
+
+    /// Drops client `index`: unmaps its region and closes its descriptors.
+    fn drop_client(&mut self, index: usize, turn: &mut Turn) {
+        let Some(slot) = self.clients.get_mut(index) else {
+            return;
+        };
+        if let Some(mut entry) = slot.take() {
+            let _ = epoll::delete(&self.epoll, entry.session.socket());
+            let _ = epoll::delete(&self.epoll, entry.session.server_mut().notifier().as_fd());
+            turn.dropped += 1;
+        }
+    }
+}
+
+/// Serves one request if one waits: `Ok(false)` when none does.
+fn serve_one<F>(session: &mut Session, peer: &Peer, handler: &mut F) -> Result<bool, Error>
+where
+    F: FnMut(&Peer, &Incoming, &[u8], &mut [u8]) -> (i32, usize),
+{
+    let Some(incoming) = session.try_recv()? else {
+        return Ok(false);
+    };
+    let (body, response) = session.buffers(&incoming)?;
+    let (result, len) = handler(peer, &incoming, body, response);
+    let len = len.min(incoming.response_capacity());
+    session
+        .complete(incoming, result, len)
+        .map_err(|r| r.error)?;
+    Ok(true)
+}
