@@ -20,10 +20,11 @@ mkdir -p "$out"
 if ! cargo llvm-cov --version >/dev/null 2>&1; then cargo install --locked cargo-llvm-cov; fi
 rustup +nightly component add llvm-tools
 
-# Test names Miri reported ignored for crate $1, as `--skip NAME` pairs.
+# Test names Miri reported ignored for crate $1 (in any build: a test is
+# ignored under `cfg(miri)`, whatever the features), as `--skip NAME` pairs.
 miri_skips() {
   local name
-  cat target/miri-logs/stacked-"$1"-default-*.log 2>/dev/null |
+  cat target/miri-logs/stacked-"$1"-*.log 2>/dev/null |
     sed -n 's/^test \(.*\) \.\.\. ignored.*/\1/p' | sort -u |
     while read -r name; do printf -- '--skip\n%s\n' "$name"; done
 }
@@ -34,7 +35,7 @@ for run in all miri; do
     read -ra features < <(builds "$c" small portable-atomic | tail -n 1)
     skips=()
     if [[ $run == miri ]]; then
-      if ! ls target/miri-logs/stacked-"$c"-default-*.log >/dev/null 2>&1; then
+      if ! ls target/miri-logs/stacked-"$c"-*.log >/dev/null 2>&1; then
         echo "no Miri logs for $c in target/miri-logs: run .ci/run miri first" >&2
         exit 1
       fi
