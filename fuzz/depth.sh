@@ -4,7 +4,9 @@
 # committed corpus, minimise what it grew (`cargo fuzz cmin`), then measure
 # the line coverage of the crate the target checks with `cargo fuzz coverage`
 # and llvm-cov. Prints one table row:
-#   | target | hours | executions | corpus (committed -> minimised) | lines covered | findings |
+#   | target | hours | CPU hours | executions | corpus (committed -> minimised) | lines covered | findings |
+# "hours" is libFuzzer's wall-clock budget; "CPU hours" is what the fuzzing
+# process was given of it (less when the machine was shared).
 # and leaves the minimised corpus in target/fuzz-depth/<target>/corpus (copy
 # it over fuzz/corpus/<target> to commit it) and libFuzzer's log beside it.
 #
@@ -19,9 +21,12 @@ mkdir -p "$out/grown" "$out/corpus"
 committed=$(find "corpus/$target" -type f 2>/dev/null | wc -l)
 
 findings=none
-if ! FUZZ_KEEP="$out/grown" ./run.sh "$target" "$seconds" -print_final_stats=1 > "$out/fuzz.log" 2>&1; then
+# Build first, so that the CPU time measured below is fuzzing alone.
+cargo +nightly fuzz build "$target" > "$out/build.log" 2>&1
+if ! FUZZ_KEEP="$out/grown" /usr/bin/time -f '%U %S' -o "$out/cpu" ./run.sh "$target" "$seconds" -print_final_stats=1 > "$out/fuzz.log" 2>&1; then
   findings="crash: see $out/fuzz.log and fuzz/artifacts/$target"
 fi
+cpu_hours=$(awk 'END { printf "%.2f", ($1 + $2) / 3600 }' "$out/cpu")
 runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$out/fuzz.log" | tail -n 1)
 
 # cmin keeps the inputs that add coverage; it writes into the corpus it is
@@ -50,5 +55,5 @@ for f in json.load(sys.stdin)["data"][0]["files"]:
 print(f"{100 * covered / total:.1f} % of {total} lines" if total else "?")
 ' "$crate")
 
-printf '| %s | %.2f | %s | %s -> %s | %s (%s) | %s |\n' "$target" "$(echo "$seconds / 3600" | bc -l)" \
-  "${runs:-?}" "$committed" "$minimised" "${lines:-?}" "$crate" "$findings"
+printf '| %s | %.2f | %s | %s | %s -> %s | %s (%s) | %s |\n' "$target" "$(echo "$seconds / 3600" | bc -l)" \
+  "$cpu_hours" "${runs:-?}" "$committed" "$minimised" "${lines:-?}" "$crate" "$findings"
