@@ -18,6 +18,7 @@ mod loom;
 mod op;
 mod policy;
 mod reader;
+mod stack;
 
 pub use async_reader::{
     AsyncReader, DEFAULT_QUEUE, DEFAULT_STAGING, ReadFuture, ReadValFuture, RunFuture,

@@ -192,3 +192,45 @@ fn decoder_pattern_works_with_every_buffer() {
         assert!(input.is_empty());
     }
 }
+
+#[test]
+fn fixed_slice_reads_compares_and_orders_as_its_bytes() {
+    use io_traits::FixedSlice;
+    use std::collections::hash_map::DefaultHasher;
+    use std::hash::{Hash, Hasher};
+
+    let hash = |b: &dyn Fn(&mut DefaultHasher)| {
+        let mut h = DefaultHasher::new();
+        b(&mut h);
+        h.finish()
+    };
+    let ab = FixedSlice::<4>::try_from(&b"ab"[..]).unwrap();
+    let abc = FixedSlice::<8>::try_from(&b"abc"[..]).unwrap();
+    assert_eq!(ab.len(), 2);
+    assert_eq!(ab.capacity(), 4);
+    assert_eq!(ab, *b"ab");
+    assert_eq!(ab, &b"ab"[..]);
+    assert_ne!(ab, abc);
+    assert!(ab < FixedSlice::<4>::try_from(&b"b"[..]).unwrap());
+    assert_eq!(hash(&|h| ab.hash(h)), hash(&|h| b"ab"[..].hash(h)));
+    assert_eq!(format!("{ab:?}"), format!("{:?}", &b"ab"[..]));
+    assert_eq!(ab.iter().copied().collect::<Vec<u8>>(), b"ab");
+    assert_eq!(
+        FixedSlice::<2>::try_from(&b"abc"[..]),
+        Err(BufferError::CapacityExceeded {
+            requested: 3,
+            available: 2
+        })
+    );
+    assert!(FixedSlice::<0>::new().is_empty());
+}
+
+#[test]
+fn fixed_buffer_hands_out_zeroed_bytes_after_a_shorter_message() {
+    let mut buf = FixedBuffer::<4>::new();
+    buf.get_writable(4).copy_from_slice(&[9; 4]);
+    let first = buf.get_data_owned();
+    assert_eq!(first, [9; 4]);
+    assert_eq!(buf.get_writable(3), &[0, 0, 0]);
+    assert_eq!(buf.get_data_owned(), [0; 3]);
+}

@@ -25,7 +25,7 @@ impl<'s> Carver<'s> {
         &mut self,
         slot: &mut Slot,
         idx: usize,
-        ops: &mut heapless::Vec<ReadOp<'s>, N>,
+        ops: &mut crate::stack::Stack<ReadOp<'s>, N>,
     ) {
         slot.state = SlotState::Done;
         let len = slot.len;
@@ -91,7 +91,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> Inner<B, S,
     /// One pass over the queue does all of it before the read: nothing can
     /// look at a slot until the flush is over (the reader is busy), so a
     /// slot marked read before its bytes arrive is never seen as such.
-    pub(super) fn flush_all(&mut self, wakers: &mut heapless::Vec<Waker, N>) -> bool {
+    pub(super) fn flush_all(&mut self, wakers: &mut crate::stack::Stack<Waker, N>) -> bool {
         let start = self.staging.placement(&mut self.slots);
         if self.queue.len() > 1 && self.solo == Solo::Empty {
             self.solo = Solo::Joined;
@@ -105,7 +105,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> Inner<B, S,
             queue,
             ..
         } = self;
-        let mut ops: heapless::Vec<ReadOp<'_>, N> = heapless::Vec::new();
+        let mut ops: crate::stack::Stack<ReadOp<'_>, N> = crate::stack::Stack::new();
         let rest = staging.bytes.get_mut(start..).unwrap_or_default();
         let mut carver = Carver { rest, at: start };
         // With `small`, every flush takes the full pass: one loop, not two.
@@ -148,10 +148,10 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> Inner<B, S,
 fn place_stirred<'s, const N: usize>(
     queue: &[usize],
     slots: &mut [Slot; N],
-    free: &mut heapless::Vec<usize, N>,
+    free: &mut crate::stack::Stack<usize, N>,
     carver: &mut Carver<'s>,
-    ops: &mut heapless::Vec<ReadOp<'s>, N>,
-    wakers: &mut heapless::Vec<Waker, N>,
+    ops: &mut crate::stack::Stack<ReadOp<'s>, N>,
+    wakers: &mut crate::stack::Stack<Waker, N>,
 ) {
     for &idx in queue {
         let Some(slot) = slots.get_mut(idx) else {
@@ -213,7 +213,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const A: usize> AsyncReader
     /// a time should not carry them on its stack.
     #[inline(never)]
     fn flush_many(&self) -> bool {
-        let mut wakers: heapless::Vec<Waker, N> = heapless::Vec::new();
+        let mut wakers: crate::stack::Stack<Waker, N> = crate::stack::Stack::new();
         let sent = self.busy_with(|inner| inner.flush_all(&mut wakers));
         // Popped, not iterated by value: moving the vector out would copy
         // all of its capacity.

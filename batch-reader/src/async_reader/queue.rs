@@ -64,9 +64,9 @@ pub(super) struct Inner<B, S, const N: usize, const A: usize> {
     pub(super) staging: Staging<A>,
     pub(super) slots: [Slot; N],
     /// Indices of free slots.
-    pub(super) free: heapless::Vec<usize, N>,
+    pub(super) free: crate::stack::Stack<usize, N>,
     /// Indices of queued (and cancelled) slots, in queue order.
-    pub(super) queue: heapless::Vec<usize, N>,
+    pub(super) queue: crate::stack::Stack<usize, N>,
     /// A queued slot may hold a waker or have been cancelled since the last
     /// flush: that flush must look for both. (Reads queued under a run
     /// store no waker and are seldom dropped, so most flushes need not.)
@@ -96,7 +96,7 @@ pub(super) enum Status {
 
 impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
     pub(super) fn new(reader: Reader<B, S, DEFAULT_WINDOW, N>) -> Self {
-        let mut free = heapless::Vec::new();
+        let mut free = crate::stack::Stack::new();
         for i in (0..N).rev() {
             // Cannot fail: N indices into a vector of capacity N.
             let _ = free.push(i);
@@ -108,7 +108,7 @@ impl<B, S, const N: usize, const A: usize> Inner<B, S, N, A> {
             staging: Staging::new(),
             slots: [const { Slot::FREE }; N],
             free,
-            queue: heapless::Vec::new(),
+            queue: crate::stack::Stack::new(),
             stirred: false,
         }
     }

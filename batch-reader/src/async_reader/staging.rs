@@ -66,7 +66,7 @@ impl<const A: usize> Staging<A> {
     #[cold]
     #[inline(never)]
     fn compact<const N: usize>(&mut self, slots: &mut [Slot; N]) {
-        let mut live: heapless::Vec<usize, N> = heapless::Vec::new();
+        let mut live: crate::stack::Stack<usize, N> = crate::stack::Stack::new();
         for (i, slot) in slots.iter().enumerate() {
             if slot.state == SlotState::Done {
                 // Cannot fail: N slots.

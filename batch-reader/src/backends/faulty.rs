@@ -58,7 +58,7 @@ pub struct Fault {
 #[derive(Debug, Clone)]
 pub struct Faulty<B, const K: usize = 8> {
     inner: B,
-    faults: heapless::Vec<Fault, K>,
+    faults: crate::stack::Stack<Fault, K>,
     /// The most ops one call takes (the inner backend may take fewer).
     accept: usize,
 }
@@ -107,7 +107,7 @@ impl<B, const K: usize> Faulty<B, K> {
     pub const fn with_room(inner: B) -> Self {
         Self {
             inner,
-            faults: heapless::Vec::new(),
+            faults: crate::stack::Stack::new(),
             accept: usize::MAX,
         }
     }

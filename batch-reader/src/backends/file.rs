@@ -138,7 +138,7 @@ impl<F: Borrow<File>> FileBackend<F> {
         let mut done = 0usize;
         // The next byte to fill: `parts[first][skip]`.
         let (mut first, mut skip) = (0usize, 0usize);
-        let mut iov: heapless::Vec<libc::iovec, CHUNK> = heapless::Vec::new();
+        let mut iov: crate::stack::Stack<libc::iovec, CHUNK> = crate::stack::Stack::new();
         while done < total {
             let Some(at) = addr.checked_add(done as u64) else {
                 return Err(PartialRead {
@@ -192,7 +192,7 @@ impl<F: Borrow<File>> FileBackend<F> {
 /// instead of once per part.
 #[cfg(target_os = "linux")]
 fn iovecs<const M: usize>(
-    iov: &mut heapless::Vec<libc::iovec, M>,
+    iov: &mut crate::stack::Stack<libc::iovec, M>,
     parts: &mut [&mut [u8]],
     skip: usize,
 ) {

@@ -253,6 +253,8 @@ impl ReadAt for MemoryBackend<'_> {
 
 #[cfg(test)]
 mod tests {
+    extern crate alloc;
+
     use super::*;
     use crate::{ReadBackend, ReadOp, Report};
 
@@ -294,7 +296,7 @@ mod tests {
         let mem = [0u8; 64];
         let mut b = MemoryBackend::new(&mem, geometry());
         let mut bufs = [[0u8; 1]; 6];
-        let mut ops: heapless::Vec<ReadOp<'_>, 6> = bufs
+        let mut ops: alloc::vec::Vec<ReadOp<'_>> = bufs
             .iter_mut()
             .enumerate()
             .map(|(i, buf)| ReadOp::new(i as u64, buf, i))

@@ -184,8 +184,8 @@ impl ProcessBackend {
     ) -> usize {
         let n = ops.len().min(M).min(IOV_MAX);
         let ops = &mut ops[..n];
-        let mut local: heapless::Vec<libc::iovec, M> = heapless::Vec::new();
-        let mut remote: heapless::Vec<libc::iovec, M> = heapless::Vec::new();
+        let mut local: crate::stack::Stack<libc::iovec, M> = crate::stack::Stack::new();
+        let mut remote: crate::stack::Stack<libc::iovec, M> = crate::stack::Stack::new();
         for op in ops.iter_mut() {
             let len = op.buf.len();
             // Neither can fail: at most `M` ops.
@@ -220,7 +220,7 @@ impl ProcessBackend {
         let mut done = 0usize;
         let mut parts = op.parts.iter_mut().peekable();
         while parts.peek().is_some() {
-            let mut local: heapless::Vec<libc::iovec, IOV_MAX> = heapless::Vec::new();
+            let mut local: crate::stack::Stack<libc::iovec, IOV_MAX> = crate::stack::Stack::new();
             let mut len = 0usize;
             while let Some(part) = parts.peek_mut() {
                 let (base, part_len) = (part.as_mut_ptr(), part.len());
@@ -328,10 +328,10 @@ impl ReadBackend for ProcessBackend {
         ops: &mut [ScatterOp<'_, '_>],
         mut report: R,
     ) -> usize {
-        let mut local: heapless::Vec<libc::iovec, IOV_MAX> = heapless::Vec::new();
-        let mut remote: heapless::Vec<libc::iovec, IOV_MAX> = heapless::Vec::new();
-        let mut first_part: heapless::Vec<usize, IOV_MAX> = heapless::Vec::new();
-        let mut tags: heapless::Vec<usize, IOV_MAX> = heapless::Vec::new();
+        let mut local: crate::stack::Stack<libc::iovec, IOV_MAX> = crate::stack::Stack::new();
+        let mut remote: crate::stack::Stack<libc::iovec, IOV_MAX> = crate::stack::Stack::new();
+        let mut first_part: crate::stack::Stack<usize, IOV_MAX> = crate::stack::Stack::new();
+        let mut tags: crate::stack::Stack<usize, IOV_MAX> = crate::stack::Stack::new();
         let mut n = 0;
         for op in ops.iter_mut() {
             if remote.is_full() || local.len() + op.parts.len() > IOV_MAX {

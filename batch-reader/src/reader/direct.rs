@@ -177,7 +177,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         passed: usize,
         reports: &mut Reports<'_>,
     ) -> Copied {
-        let mut batch: heapless::Vec<ReadOp<'_>, F> = heapless::Vec::new();
+        let mut batch: crate::stack::Stack<ReadOp<'_>, F> = crate::stack::Stack::new();
         let max_transfer = geometry.max_transfer() as u64;
         let near = merge.map(|m| m.gap);
         let scan = scan_window(window, &mut batch, max_transfer, geometry.unit_mask(), near);
@@ -217,7 +217,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
             self.counters.add(&n);
             complete_direct(window, reports.outcomes(), done);
         } else {
-            let mut outcomes: heapless::Vec<Outcome, F> = heapless::Vec::new();
+            let mut outcomes: crate::stack::Stack<Outcome, F> = crate::stack::Stack::new();
             for outcome in reports.outcomes() {
                 let _ = outcomes.push(outcome);
             }
@@ -295,7 +295,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         done: &mut Done<'_>,
     ) {
         // `direct_rest` fills the completed ops' entries, never read.
-        let mut outcomes: heapless::Vec<Outcome, F> = heapless::Vec::new();
+        let mut outcomes: crate::stack::Stack<Outcome, F> = crate::stack::Stack::new();
         self.direct_rest(geometry, window, &mut outcomes, taken, &mut n);
         self.counters.add(&n);
         let rest = window.iter().zip(outcomes.iter()).enumerate().skip(taken);
@@ -313,7 +313,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         &mut self,
         geometry: Geometry,
         window: &mut [ReadOp<'_>],
-        outcomes: &mut heapless::Vec<Outcome, F>,
+        outcomes: &mut crate::stack::Stack<Outcome, F>,
         mut first: usize,
         n: &mut Counters,
     ) {
@@ -324,7 +324,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         while accepted > 0 && first < k {
             outcomes.truncate(first);
             let passed = (k - first).min(geometry.max_ops());
-            let mut batch: heapless::Vec<ReadOp<'_>, F> = heapless::Vec::new();
+            let mut batch: crate::stack::Stack<ReadOp<'_>, F> = crate::stack::Stack::new();
             for (tag, op) in window.iter_mut().skip(first).take(passed).enumerate() {
                 // Cannot fail: at most F ops.
                 let _ = batch.push(ReadOp::new(op.addr, &mut *op.buf, tag));

@@ -7,7 +7,7 @@
 
 use core::mem;
 
-use heapless::vec::VecView;
+use crate::stack::StackView;
 
 use super::outcome::Outcome;
 use super::{Cursor, Done, Merge, Reader};
@@ -66,7 +66,7 @@ pub(super) struct Plan {
 /// The backend ops of one call.
 #[derive(Debug)]
 struct Batch<'p> {
-    plans: &'p mut VecView<Plan>,
+    plans: &'p mut StackView<Plan>,
     /// The scratch bytes the batch's merged reads take, from the start.
     scratch_used: usize,
     /// Some merged read scatters: the batch goes as scatter ops.
@@ -103,8 +103,8 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         cursor: &mut Cursor,
         done: &mut Done<'_>,
     ) {
-        let mut records: heapless::Vec<FragRecord, F> = heapless::Vec::new();
-        let mut slots: heapless::Vec<Slot<'_>, F> = heapless::Vec::new();
+        let mut records: crate::stack::Stack<FragRecord, F> = crate::stack::Stack::new();
+        let mut slots: crate::stack::Stack<Slot<'_>, F> = crate::stack::Stack::new();
         let taken = fill_table(
             geometry,
             ops,
@@ -131,7 +131,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         records: &mut [FragRecord],
     ) {
         let merge = self.merge_limits(geometry);
-        let mut plans: heapless::Vec<Plan, F> = heapless::Vec::new();
+        let mut plans: crate::stack::Stack<Plan, F> = crate::stack::Stack::new();
         let Reader {
             backend,
             scratch,
@@ -173,7 +173,7 @@ fn run_batches(
     planner: Planner,
     scratch: &mut [u8],
     table: Table<'_, '_>,
-    plans: &mut VecView<Plan>,
+    plans: &mut StackView<Plan>,
     submit: &mut Submit<'_>,
 ) -> Counters {
     let Table { slots, records } = table;
@@ -228,8 +228,8 @@ fn fill_table<'w>(
     geometry: Geometry,
     ops: &'w mut [ReadOp<'_>],
     cursor: &mut Cursor,
-    records: &mut VecView<FragRecord>,
-    slots: &mut VecView<Slot<'w>>,
+    records: &mut StackView<FragRecord>,
+    slots: &mut StackView<Slot<'w>>,
 ) -> Counters {
     let mut n = Counters::default();
     for (op_index, op) in ops.iter_mut().enumerate().skip(cursor.op) {
@@ -288,8 +288,8 @@ fn split_op<'w>(
     op_index: usize,
     op: &'w mut ReadOp<'_>,
     mut offset: usize,
-    records: &mut VecView<FragRecord>,
-    slots: &mut VecView<Slot<'w>>,
+    records: &mut StackView<FragRecord>,
+    slots: &mut StackView<Slot<'w>>,
 ) -> (u64, Split) {
     let mut fragments = 0;
     let mut rest: &mut [u8] = op.buf.get_mut(offset..).unwrap_or(&mut []);
@@ -360,8 +360,8 @@ pub(super) fn record(op: usize, offset: usize, len: usize, outcome: Outcome) -> 
 /// Adds a fragment to the table (the caller has checked there is room).
 #[inline]
 pub(super) fn push<'w>(
-    records: &mut VecView<FragRecord>,
-    slots: &mut VecView<Slot<'w>>,
+    records: &mut StackView<FragRecord>,
+    slots: &mut StackView<Slot<'w>>,
     record: FragRecord,
     slot: Slot<'w>,
 ) {
@@ -512,20 +512,24 @@ fn submit<B: ReadBackend, const F: usize>(
     // The tables live here, sized by `F`; what fills them does not know
     // `F`, so readers with other tables share it.
     if batch.scatter {
-        let mut parts = heapless::Vec::<_, F>::new();
+        let mut parts = crate::stack::Stack::<_, F>::new();
         planned_parts(slots, batch.plans, parts.as_mut_view());
-        let mut ops = heapless::Vec::<_, F>::new();
+        let mut ops = crate::stack::Stack::<_, F>::new();
         call_scattered(backend, &mut parts, batch.plans, ops.as_mut_view())
     } else {
         let scratch = scratch.get_mut(..batch.scratch_used).unwrap_or_default();
-        let mut ops = heapless::Vec::<_, F>::new();
+        let mut ops = crate::stack::Stack::<_, F>::new();
         call_plain(backend, slots, scratch, batch.plans, ops.as_mut_view())
     }
 }
 
 /// The buffers of every planned slot, in plan order, pushed onto `parts`
 /// (filled in place: a table returned by value would be copied).
-fn planned_parts<'s>(slots: &'s mut [Slot<'_>], plans: &[Plan], parts: &mut VecView<&'s mut [u8]>) {
+fn planned_parts<'s>(
+    slots: &'s mut [Slot<'_>],
+    plans: &[Plan],
+    parts: &mut StackView<&'s mut [u8]>,
+) {
     let mut plans = plans.iter().peekable();
     for (index, s) in slots.iter_mut().enumerate() {
         while plans.next_if(|p| p.first + p.count <= index).is_some() {}
@@ -549,7 +553,7 @@ pub(super) fn call_scattered<'a, 'b, B: ReadBackend>(
     backend: &mut B,
     parts: &'a mut [&'b mut [u8]],
     plans: &mut [Plan],
-    batch: &mut VecView<ScatterOp<'a, 'b>>,
+    batch: &mut StackView<ScatterOp<'a, 'b>>,
 ) -> usize {
     let mut rest = parts;
     for (tag, p) in plans.iter().enumerate() {
@@ -577,7 +581,7 @@ fn call_plain<'s, B: ReadBackend>(
     slots: &'s mut [Slot<'_>],
     mut scratch: &'s mut [u8],
     plans: &mut [Plan],
-    batch: &mut VecView<ReadOp<'s>>,
+    batch: &mut StackView<ReadOp<'s>>,
 ) -> usize {
     let mut slot_iter = slots.iter_mut().enumerate();
     for (k, p) in plans.iter().enumerate() {

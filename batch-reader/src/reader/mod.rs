@@ -445,7 +445,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         D: FnMut(Completion<'_>),
     {
         let mut ops = ops.into_iter();
-        let mut window: heapless::Vec<ReadOp<'b>, N> = heapless::Vec::new();
+        let mut window: crate::stack::Stack<ReadOp<'b>, N> = crate::stack::Stack::new();
         loop {
             window.clear();
             while !window.is_full() {

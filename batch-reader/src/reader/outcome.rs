@@ -60,7 +60,7 @@ impl Outcome {
 /// Extends `outcomes` to `len` entries with [`Outcome::UNREPORTED`].
 #[inline]
 pub(super) fn fill_unreported<const F: usize>(
-    outcomes: &mut heapless::Vec<Outcome, F>,
+    outcomes: &mut crate::stack::Stack<Outcome, F>,
     len: usize,
 ) {
     while outcomes.len() < len {

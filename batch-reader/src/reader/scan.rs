@@ -124,7 +124,7 @@ fn lean_unit(max_transfer: u64, unit: u64) -> u64 {
 #[inline(always)]
 pub(super) fn scan_window<'o, const F: usize>(
     ops: &'o mut [ReadOp<'_>],
-    batch: &mut heapless::Vec<ReadOp<'o>, F>,
+    batch: &mut crate::stack::Stack<ReadOp<'o>, F>,
     max_transfer: u64,
     unit: u64,
     gap: Option<u64>,
@@ -147,7 +147,7 @@ pub(super) fn scan_window<'o, const F: usize>(
 #[inline(always)]
 fn scan_into<'o, const NEAR: u8, const F: usize>(
     ops: &'o mut [ReadOp<'_>],
-    batch: &mut heapless::Vec<ReadOp<'o>, F>,
+    batch: &mut crate::stack::Stack<ReadOp<'o>, F>,
     max_transfer: u64,
     unit: u64,
     gap: u64,
@@ -209,7 +209,7 @@ struct Tests {
 fn scan_rest<'o, 'b: 'o, const F: usize>(
     first: (usize, &'o mut ReadOp<'b>),
     rest: impl Iterator<Item = (usize, &'o mut ReadOp<'b>)>,
-    batch: &mut heapless::Vec<ReadOp<'o>, F>,
+    batch: &mut crate::stack::Stack<ReadOp<'o>, F>,
     before: Scan,
     mut prev_end: u64,
     tests: Tests,

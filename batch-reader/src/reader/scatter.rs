@@ -31,7 +31,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         // Filled in place: returned by value, the table would be copied
         // (one `memcpy` of F plans per window, a tenth of a 1 MiB read's
         // time in the `file` benchmark).
-        let mut runs = heapless::Vec::<Plan, F>::new();
+        let mut runs = crate::stack::Stack::<Plan, F>::new();
         scatter_runs(window, geometry, &mut runs);
         if runs.len() > geometry.max_ops() {
             return false;
@@ -45,12 +45,12 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
             ..Counters::default()
         };
         let accepted = {
-            let mut parts: heapless::Vec<&mut [u8], F> = heapless::Vec::new();
+            let mut parts: crate::stack::Stack<&mut [u8], F> = crate::stack::Stack::new();
             for op in window.iter_mut() {
                 // Cannot fail: at most F ops.
                 let _ = parts.push(&mut *op.buf);
             }
-            let mut batch = heapless::Vec::<_, F>::new();
+            let mut batch = crate::stack::Stack::<_, F>::new();
             call_scattered(
                 &mut self.backend,
                 &mut parts,
@@ -100,8 +100,8 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         mut n: Counters,
         done: &mut Done<'_>,
     ) {
-        let mut records: heapless::Vec<FragRecord, F> = heapless::Vec::new();
-        let mut slots: heapless::Vec<Slot<'_>, F> = heapless::Vec::new();
+        let mut records: crate::stack::Stack<FragRecord, F> = crate::stack::Stack::new();
+        let mut slots: crate::stack::Stack<Slot<'_>, F> = crate::stack::Stack::new();
         for (index, op) in window.iter_mut().enumerate() {
             let unread = Outcome {
                 valid: 0,
@@ -142,7 +142,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
 fn scatter_runs<const F: usize>(
     window: &[ReadOp<'_>],
     geometry: Geometry,
-    runs: &mut heapless::Vec<Plan, F>,
+    runs: &mut crate::stack::Stack<Plan, F>,
 ) {
     let room = geometry.max_transfer() as u64;
     for (index, op) in window.iter().enumerate() {

@@ -1,5 +1,8 @@
+extern crate alloc;
+
 use super::*;
 use crate::backends::MemoryBackend;
+use alloc::vec::Vec;
 
 fn geometry() -> Geometry {
     match Geometry::new(Some(16), 16, 4) {
@@ -78,7 +81,7 @@ fn accepts_at_most_max_ops_and_the_limit() {
     let mem = [0u8; 64];
     let mut b = Faulty::new(MemoryBackend::new(&mem, geometry()));
     let mut bufs = [[0u8; 1]; 6];
-    let mut ops: heapless::Vec<ReadOp<'_>, 6> = bufs
+    let mut ops: Vec<ReadOp<'_>> = bufs
         .iter_mut()
         .enumerate()
         .map(|(i, buf)| ReadOp::new(i as u64, buf, i))
@@ -108,10 +111,10 @@ fn in_order_reports_come_with_the_ops_themselves() {
         ReadOp::new(16, z, 9),
     ];
     let at = ops.as_ptr();
-    let mut seen = heapless::Vec::<(usize, Report), 3>::new();
+    let mut seen = Vec::new();
     let n = b.read_batch_in_order(&mut ops, |op, r| {
         let index = (op as *const ReadOp<'_> as usize - at as usize) / size_of::<ReadOp<'_>>();
-        let _ = seen.push((index, r));
+        seen.push((index, r));
     });
     assert_eq!(n, 3);
     assert_eq!(

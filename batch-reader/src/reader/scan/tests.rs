@@ -90,7 +90,7 @@ proptest! {
             .zip(&ops)
             .map(|(b, &(addr, _))| ReadOp::new(addr, b, 7))
             .collect();
-        let mut batch: heapless::Vec<ReadOp<'_>, 24> = heapless::Vec::new();
+        let mut batch: crate::stack::Stack<ReadOp<'_>, 24> = crate::stack::Stack::new();
         // As `read_direct` picks the lean pass.
         let scan = scan_window(&mut window, &mut batch, max_transfer, unit, gap);
         let (one_fragment, near, bytes) =
