@@ -49,4 +49,4 @@ pub use region::Region;
 #[cfg(not(loom))]
 pub use shared_ring::{SHARED_RING_ALIGN, SHARED_RING_MAGIC, SHARED_RING_VERSION, SharedRing};
 #[cfg(all(feature = "std", target_os = "linux", not(loom)))]
-pub use shm::{OpenError, SharedMemory};
+pub use shm::{OpenError, Pages, SharedMemory};
