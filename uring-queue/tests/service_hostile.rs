@@ -12,6 +12,9 @@
 
 mod common;
 
+extern crate alloc;
+
+use alloc::collections::VecDeque;
 use core::mem::MaybeUninit;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use core::time::Duration;
@@ -20,6 +23,7 @@ use rustix::net::{
     RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendAncillaryBuffer,
     SendAncillaryMessage, SendFlags,
 };
+use std::collections::HashMap;
 use std::io::{BufRead, IoSlice, IoSliceMut, Read, Write};
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::{SocketAddr, UnixStream};
@@ -326,6 +330,7 @@ fn child_entry() {
             park_forever();
         }
         "honest" => honest(&name, seed),
+        "flood" => flood(&name),
         "scribble" => scribble(&name, seed),
         "fds-first" => foreign_fds(&name, true),
         "fds-after" => foreign_fds(&name, false),
@@ -341,7 +346,20 @@ struct Board {
     stop: AtomicBool,
     clients: AtomicUsize,
     dropped: AtomicUsize,
+    /// Requests served, by the client's process id.
+    served: Mutex<HashMap<u32, u64>>,
 }
+
+impl Board {
+    fn served(&self, pid: u32) -> u64 {
+        let served = self.served.lock().unwrap();
+        served.get(&pid).copied().unwrap_or(0)
+    }
+}
+
+/// The hub's batch: the most requests of one client served per turn
+/// (fewer than a flooder keeps in flight).
+const BATCH: usize = 4;
 
 /// The service's answer: the opcode inverted, the body echoed.
 fn echo(incoming: &Incoming, body: &[u8], out: &mut [u8]) -> (i32, usize) {
@@ -350,16 +368,29 @@ fn echo(incoming: &Incoming, body: &[u8], out: &mut [u8]) -> (i32, usize) {
     (!incoming.opcode() as i32, n)
 }
 
-/// Turns the hub until told to stop; every turn must succeed.
+/// Turns the hub until told to stop; every turn must succeed, and serve
+/// no client more than the batch.
 fn serve(mut hub: Hub, board: &Board) {
+    hub.set_batch(BATCH);
+    let mut this_turn = HashMap::new();
     while !board.stop.load(Ordering::Relaxed) {
+        this_turn.clear();
         let turn = hub
-            .turn(Some(Duration::from_millis(1)), &mut |_, inc, body, out| {
-                echo(inc, body, out)
-            })
+            .turn(
+                Some(Duration::from_millis(1)),
+                &mut |peer, inc, body, out| {
+                    *this_turn.entry(peer.pid).or_insert(0usize) += 1;
+                    echo(inc, body, out)
+                },
+            )
             .unwrap();
         board.clients.store(hub.clients(), Ordering::Relaxed);
         board.dropped.fetch_add(turn.dropped, Ordering::Relaxed);
+        let mut served = board.served.lock().unwrap();
+        for (&pid, &n) in &this_turn {
+            assert!(n <= BATCH, "{n} requests of pid {pid} in one turn");
+            *served.entry(pid).or_insert(0) += n as u64;
+        }
     }
 }
 
@@ -398,6 +429,23 @@ fn honest(name: &str, seed: u64) {
     });
 }
 
+/// Keeps every one of its 16 slots full, for ever: each reply is
+/// followed at once by another request.
+fn flood(name: &str) -> ! {
+    let client = connect::<16>(name, ClientConfig::default()).unwrap();
+    say("FLOODING");
+    let mut in_flight = VecDeque::new();
+    loop {
+        while let Ok(ticket) = client.try_submit(Request::new(1)) {
+            in_flight.push_back(ticket);
+        }
+        let Some(ticket) = in_flight.pop_front() else {
+            continue;
+        };
+        client.wait(ticket).unwrap();
+    }
+}
+
 /// Connects a probe, makes one call and leaves: once it has been served,
 /// every connection made before it has been accepted (the backlog is
 /// served in order), so what those need cleaning up is in the hub.
@@ -411,7 +459,7 @@ fn probe(name: &str) {
 fn with_hub_and_honest_clients(
     name: &str,
     options: BindOptions,
-    rounds: impl FnOnce(&Board, Baseline),
+    rounds: impl FnOnce(&Board, Baseline, [u32; 2]),
 ) {
     let hub = Hub::new(Service::bind(name, options).unwrap()).unwrap();
     let board = Board::default();
@@ -426,7 +474,8 @@ fn with_hub_and_honest_clients(
         until("the honest clients", || {
             board.clients.load(Ordering::Relaxed) == 2
         });
-        rounds(&board, Baseline::now());
+        let pids = [clients[0].child.id(), clients[1].child.id()];
+        rounds(&board, Baseline::now(), pids);
         for mut c in clients {
             drop(c.child.stdin.take());
             let said = c.line();
@@ -481,7 +530,7 @@ fn clients_that_die_before_they_attach_leave_nothing_in_the_server() {
     let _serial = serial();
     let name = unique("early");
     let mut rng = common::XorShift(0xdead_5eed);
-    with_hub_and_honest_clients(&name, BindOptions::default(), |board, baseline| {
+    with_hub_and_honest_clients(&name, BindOptions::default(), |board, baseline, _| {
         // At each step of the handshake: before the answer, with the
         // answer's descriptors, with the region mapped.
         spawn("close", &name, 0).kill();
@@ -537,7 +586,7 @@ fn clients_that_scribble_over_their_regions_are_dropped_and_the_others_stay_corr
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(6);
-    with_hub_and_honest_clients(&name, small(), |board, baseline| {
+    with_hub_and_honest_clients(&name, small(), |board, baseline, _| {
         // Three at a time, each with its own seed.
         let seeds: Vec<u64> = (1..=scribblers).map(|i| 0x5c21_bb1e ^ (i << 20)).collect();
         for batch in seeds.chunks(3) {
@@ -562,7 +611,7 @@ fn clients_that_scribble_over_their_regions_are_dropped_and_the_others_stay_corr
 fn descriptors_a_client_hands_back_are_never_taken_and_it_is_dropped() {
     let _serial = serial();
     let name = unique("fds");
-    with_hub_and_honest_clients(&name, BindOptions::default(), |board, baseline| {
+    with_hub_and_honest_clients(&name, BindOptions::default(), |board, baseline, _| {
         for role in ["fds-first", "fds-after"] {
             let kid = spawn(role, &name, 0);
             assert_eq!(kid.line(), "SENT", "{role}");
@@ -571,5 +620,39 @@ fn descriptors_a_client_hands_back_are_never_taken_and_it_is_dropped() {
             kid.kill();
             baseline.settle(&name, board, role);
         }
+    });
+}
+
+#[test]
+#[cfg_attr(miri, ignore)]
+fn clients_that_flood_get_a_batch_per_turn_and_the_others_are_served() {
+    let _serial = serial();
+    let name = unique("flood");
+    with_hub_and_honest_clients(&name, BindOptions::default(), |board, baseline, honest| {
+        let flooders: Vec<_> = (0..2).map(|_| spawn("flood", &name, 0)).collect();
+        for kid in &flooders {
+            assert_eq!(kid.line(), "FLOODING");
+        }
+        // While both flood (every turn checked against the batch by
+        // `serve`), the honest clients' calls go on being answered.
+        let start = honest.map(|pid| board.served(pid));
+        let floods = flooders.iter().map(|k| board.served(k.child.id()));
+        let flood_start: Vec<_> = floods.collect();
+        until("the honest clients' calls amid the flood", || {
+            honest
+                .iter()
+                .zip(start)
+                .all(|(&pid, from)| board.served(pid) >= from + 1000)
+        });
+        for (kid, from) in flooders.iter().zip(flood_start) {
+            assert!(
+                board.served(kid.child.id()) > from,
+                "a flooder was not served"
+            );
+        }
+        for kid in flooders {
+            kid.kill();
+        }
+        baseline.settle(&name, board, "flooders");
     });
 }
