@@ -331,6 +331,7 @@ fn child_entry() {
         }
         "honest" => honest(&name, seed),
         "flood" => flood(&name),
+        "tight-server" => tight_server(&name),
         "scribble" => scribble(&name, seed),
         "fds-first" => foreign_fds(&name, true),
         "fds-after" => foreign_fds(&name, false),
@@ -444,6 +445,40 @@ fn flood(name: &str) -> ! {
         };
         client.wait(ticket).unwrap();
     }
+}
+
+/// A hub in a process allowed 64 descriptors: a few clients' worth.
+fn tight_server(name: &str) -> ! {
+    use rustix::process::{Resource, Rlimit, setrlimit};
+    let limit = Rlimit {
+        current: Some(64),
+        maximum: Some(64),
+    };
+    setrlimit(Resource::Nofile, limit).unwrap();
+    let mut hub = Hub::new(Service::bind(name, BindOptions::default()).unwrap()).unwrap();
+    say("BOUND");
+    loop {
+        hub.turn(None, &mut |_, inc, body, out| echo(inc, body, out))
+            .unwrap();
+    }
+}
+
+/// The verdict word of the server's answer on `socket` (0 admitted, 4
+/// unavailable), whatever descriptors came with it closed.
+fn raw_verdict(socket: &UnixStream) -> u32 {
+    let mut bytes = [0u8; 64];
+    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(8))];
+    let mut control = RecvAncillaryBuffer::new(&mut space);
+    let got = rustix::net::recvmsg(
+        socket,
+        &mut [IoSliceMut::new(&mut bytes)],
+        &mut control,
+        RecvFlags::CMSG_CLOEXEC,
+    )
+    .unwrap();
+    assert_eq!(got.bytes, 32, "the server's answer");
+    drop(control);
+    u32::from_ne_bytes(bytes[8..12].try_into().unwrap())
 }
 
 /// Connects a probe, makes one call and leaves: once it has been served,
@@ -655,4 +690,40 @@ fn clients_that_flood_get_a_batch_per_turn_and_the_others_are_served() {
         }
         baseline.settle(&name, board, "flooders");
     });
+}
+
+#[test]
+#[cfg_attr(miri, ignore)]
+fn clients_that_exhaust_the_servers_descriptors_are_refused_and_it_serves_on() {
+    let _serial = serial();
+    let name = unique("tight");
+    let server = spawn("tight-server", &name, 0);
+    assert_eq!(server.line(), "BOUND");
+    let honest = connect::<4>(name.as_str(), ClientConfig::default()).unwrap();
+    let call = |op: u32| assert_eq!(honest.call(Request::new(op)).unwrap().result, !op as i32);
+    call(1);
+    // One by one, each answer read (so the server has made or refused the
+    // region before the next comes), and every connection kept open.
+    let mut held = Vec::new();
+    let mut unavailable = 0;
+    for op in 0..40 {
+        let socket = raw_connect(&name);
+        socket
+            .set_read_timeout(Some(Duration::from_secs(60)))
+            .unwrap();
+        match raw_verdict(&socket) {
+            0 => {}
+            4 => unavailable += 1,
+            other => panic!("verdict {other}"),
+        }
+        held.push(socket);
+        call(op);
+    }
+    assert!(unavailable > 0, "the server never ran out of descriptors");
+    // Once they go, there is room again.
+    drop(held);
+    let late = connect::<4>(name.as_str(), ClientConfig::default()).unwrap();
+    assert_eq!(late.call(Request::new(5)).unwrap().result, !5);
+    call(2);
+    server.kill();
 }

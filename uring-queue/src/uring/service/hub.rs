@@ -3,8 +3,7 @@
 //! bounded batch of requests per client per round.
 
 use super::admission::Peer;
-use super::error::AcceptError;
-use super::listener::Service;
+use super::listener::{Failure, Service};
 use super::session::Session;
 use crate::uring::eventfd::drain;
 use crate::uring::{Error, Incoming, Options};
@@ -158,8 +157,11 @@ impl Hub {
     ///
     /// # Errors
     ///
-    /// Only the epoll set's or the listening socket's failures; a client's
-    /// failure drops that client.
+    /// Only the epoll set's or the listening socket's failures, and not
+    /// when the process is out of descriptors or memory: then the clients
+    /// waiting stay in the backlog until some are freed (and the turns
+    /// come round at once meanwhile). A client's failure, its region's
+    /// included, refuses or drops that client.
     pub fn turn<F>(&mut self, timeout: Option<Duration>, handler: &mut F) -> io::Result<Turn>
     where
         F: FnMut(&Peer, &Incoming, &[u8], &mut [u8]) -> (i32, usize),
@@ -254,16 +256,21 @@ impl Hub {
     /// Admits every client waiting.
     fn accept(&mut self, turn: &mut Turn) -> io::Result<()> {
         loop {
-            match self.service.try_accept() {
-                Ok(Some(session)) => {
-                    self.insert(session)?;
-                    turn.accepted += 1;
-                }
+            match self.service.try_admit() {
+                Ok(Some(session)) => match self.insert(session) {
+                    Ok(()) => turn.accepted += 1,
+                    // No room in the epoll set: the session is gone, and
+                    // its client sees `PeerGone`.
+                    Err(_) => turn.dropped += 1,
+                },
                 Ok(None) => return Ok(()),
-                Err(AcceptError::Refused { .. }) => turn.refused += 1,
-                // One client's region could not be made (it was told).
-                Err(AcceptError::Io(e)) if e.raw_os_error().is_none() => turn.refused += 1,
-                Err(AcceptError::Io(e)) => return Err(e),
+                // Turned away, or its region could not be made (it was
+                // told): the others are served all the same.
+                Err(Failure::Client(_)) => turn.refused += 1,
+                // Out of descriptors or memory: the clients wait in the
+                // backlog until some are freed.
+                Err(Failure::Listener(e)) if is_exhaustion(&e) => return Ok(()),
+                Err(Failure::Listener(e)) => return Err(e),
             }
         }
     }
@@ -313,6 +320,14 @@ impl Hub {
             turn.dropped += 1;
         }
     }
+}
+
+/// Whether `accept` failed for want of descriptors or memory, which
+/// clients leaving give back.
+fn is_exhaustion(e: &io::Error) -> bool {
+    [Errno::MFILE, Errno::NFILE, Errno::NOBUFS, Errno::NOMEM]
+        .iter()
+        .any(|errno| e.raw_os_error() == Some(errno.raw_os_error()))
 }
 
 /// Serves one request if one waits: `Ok(false)` when none does.
