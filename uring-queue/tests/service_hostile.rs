@@ -7,7 +7,9 @@
 //! to their baseline once it is gone.
 //!
 //! The tests count this process's descriptors and mappings, so they run
-//! one at a time (`SERIAL`). Processes and sockets: not under Miri.
+//! one at a time (`SERIAL`). `SERVICE_SCRIBBLERS` sets how many clients
+//! scribble (6 by default; the deep run's 1,000). Processes and sockets:
+//! not under Miri.
 #![cfg(target_os = "linux")]
 
 mod common;
