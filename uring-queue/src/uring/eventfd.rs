@@ -357,6 +357,10 @@ impl Notifier for EventFd {
         self.hung_up() || self.futex.has_exited(pid)
     }
 
+    fn peer_hung_up(&self) -> bool {
+        self.hung_up()
+    }
+
     fn kind(&self) -> NotifierKind {
         NotifierKind::EventFd
     }

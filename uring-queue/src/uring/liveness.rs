@@ -51,9 +51,11 @@ impl Watch {
         }
         let closed = peer.closed.load(Ordering::Acquire) != 0;
         let restarted = epoch != self.epoch;
+        // A notifier with a channel of its own to the peer (a service's
+        // socket) knows even of a peer that never attached.
         let exited = parked && {
             let pid = peer.pid.load(Ordering::Relaxed);
-            pid != 0 && self.epoch != 0 && notifier.has_exited(pid)
+            notifier.peer_hung_up() || (pid != 0 && self.epoch != 0 && notifier.has_exited(pid))
         };
         let beat = peer.heartbeat.0.load(Ordering::Relaxed);
         if beat != self.beat {

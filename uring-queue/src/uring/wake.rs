@@ -211,6 +211,7 @@ impl WakeFlag {
 /// flag.notify(&n);
 /// assert_eq!(n.0.get(), 1);
 /// assert!(!n.has_exited(1)); // no view of processes by default
+/// assert!(!n.peer_hung_up()); // nor a channel to the peer
 /// ```
 pub trait Notifier {
     /// Parks the caller while `flag` is armed, for at most `timeout`. May
@@ -232,6 +233,14 @@ pub trait Notifier {
     /// have exited. `false` when unknown.
     fn has_exited(&self, pid: u32) -> bool {
         let _ = pid;
+        false
+    }
+
+    /// Whether a channel of the notifier's own to the peer says the peer
+    /// is gone, whatever the peer published in the region (a service's
+    /// socket that hung up, even before the peer attached). Default:
+    /// `false`, no such channel.
+    fn peer_hung_up(&self) -> bool {
         false
     }
 

@@ -3,12 +3,12 @@
 //! bounded batch of requests per client per round.
 
 use super::admission::Peer;
-use super::error::AcceptError;
-use super::listener::Service;
+use super::listener::{Failure, Service};
 use super::session::Session;
 use crate::uring::eventfd::drain;
 use crate::uring::{Error, Incoming, Options};
 use alloc::vec::Vec;
+use core::mem::MaybeUninit;
 use core::time::Duration;
 use rustix::event::Timespec;
 use rustix::event::epoll::{self, CreateFlags, Event, EventData, EventFlags};
@@ -90,7 +90,6 @@ pub struct Hub {
     epoll: OwnedFd,
     clients: Vec<Option<Entry>>,
     batch: usize,
-    events: Vec<Event>,
 }
 
 impl core::fmt::Debug for Hub {
@@ -132,7 +131,6 @@ impl Hub {
             epoll,
             clients: Vec::new(),
             batch: 16,
-            events: Vec::with_capacity(EVENTS),
         })
     }
 
@@ -159,8 +157,11 @@ impl Hub {
     ///
     /// # Errors
     ///
-    /// Only the epoll set's or the listening socket's failures; a client's
-    /// failure drops that client.
+    /// Only the epoll set's or the listening socket's failures, and not
+    /// when the process is out of descriptors or memory: then the clients
+    /// waiting stay in the backlog until some are freed (and the turns
+    /// come round at once meanwhile). A client's failure, its region's
+    /// included, refuses or drops that client.
     pub fn turn<F>(&mut self, timeout: Option<Duration>, handler: &mut F) -> io::Result<Turn>
     where
         F: FnMut(&Peer, &Incoming, &[u8], &mut [u8]) -> (i32, usize),
@@ -185,18 +186,17 @@ impl Hub {
             tv_sec: t.as_secs().try_into().unwrap_or(i64::MAX),
             tv_nsec: t.subsec_nanos().into(),
         });
-        self.events.clear();
-        match epoll::wait(
-            &self.epoll,
-            rustix::buffer::spare_capacity(&mut self.events),
-            ts.as_ref(),
-        ) {
-            Ok(_) | Err(Errno::INTR) => {}
+        // On the stack, not in the hub: rustix's events hold a pointer
+        // variant, which would make the hub `!Send`.
+        let mut events = [MaybeUninit::<Event>::uninit(); EVENTS];
+        let ready: &[Event] = match epoll::wait(&self.epoll, &mut events, ts.as_ref()) {
+            Ok((ready, _)) => ready,
+            Err(Errno::INTR) => &[],
             Err(e) => return Err(e.into()),
-        }
+        };
         let mut accept = false;
-        for i in 0..self.events.len() {
-            let data = self.events[i].data.u64();
+        for event in ready {
+            let data = event.data.u64();
             if data == LISTENER {
                 accept = true;
                 continue;
@@ -256,16 +256,21 @@ impl Hub {
     /// Admits every client waiting.
     fn accept(&mut self, turn: &mut Turn) -> io::Result<()> {
         loop {
-            match self.service.try_accept() {
-                Ok(Some(session)) => {
-                    self.insert(session)?;
-                    turn.accepted += 1;
-                }
+            match self.service.try_admit() {
+                Ok(Some(session)) => match self.insert(session) {
+                    Ok(()) => turn.accepted += 1,
+                    // No room in the epoll set: the session is gone, and
+                    // its client sees `PeerGone`.
+                    Err(_) => turn.dropped += 1,
+                },
                 Ok(None) => return Ok(()),
-                Err(AcceptError::Refused { .. }) => turn.refused += 1,
-                // One client's region could not be made (it was told).
-                Err(AcceptError::Io(e)) if e.raw_os_error().is_none() => turn.refused += 1,
-                Err(AcceptError::Io(e)) => return Err(e),
+                // Turned away, or its region could not be made (it was
+                // told): the others are served all the same.
+                Err(Failure::Client(_)) => turn.refused += 1,
+                // Out of descriptors or memory: the clients wait in the
+                // backlog until some are freed.
+                Err(Failure::Listener(e)) if is_exhaustion(&e) => return Ok(()),
+                Err(Failure::Listener(e)) => return Err(e),
             }
         }
     }
@@ -315,6 +320,14 @@ impl Hub {
             turn.dropped += 1;
         }
     }
+}
+
+/// Whether `accept` failed for want of descriptors or memory, which
+/// clients leaving give back.
+fn is_exhaustion(e: &io::Error) -> bool {
+    [Errno::MFILE, Errno::NFILE, Errno::NOBUFS, Errno::NOMEM]
+        .iter()
+        .any(|errno| e.raw_os_error() == Some(errno.raw_os_error()))
 }
 
 /// Serves one request if one waits: `Ok(false)` when none does.

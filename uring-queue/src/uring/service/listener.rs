@@ -150,6 +150,16 @@ impl Service {
     ///
     /// As [`accept`](Self::accept).
     pub fn try_accept(&self) -> Result<Option<Session>, AcceptError> {
+        match self.try_admit() {
+            Ok(session) => Ok(session),
+            Err(Failure::Listener(e)) => Err(AcceptError::Io(e)),
+            Err(Failure::Client(e)) => Err(e),
+        }
+    }
+
+    /// As [`try_accept`](Self::try_accept), telling the listening socket's
+    /// failures from one client's.
+    pub(crate) fn try_admit(&self) -> Result<Option<Session>, Failure> {
         let socket = match rustix::net::accept_with(
             &self.listener,
             SocketFlags::CLOEXEC | SocketFlags::NONBLOCK,
@@ -158,17 +168,20 @@ impl Service {
             Err(Errno::AGAIN | Errno::INTR) => return Ok(None),
             // The client gave up before we accepted: nothing to serve.
             Err(Errno::CONNABORTED) => return Ok(None),
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(Failure::Listener(e.into())),
         };
         match self.admit(socket) {
             // The client hung up before it got its answer (a probe, or a
             // client that gave up): nothing to serve, and nothing kept.
             Err(AcceptError::Io(e)) if is_hang_up(&e) => Ok(None),
-            other => other.map(Some),
+            Err(e) => Err(Failure::Client(e)),
+            Ok(session) => Ok(Some(session)),
         }
     }
 
-    /// Decides on the client on `socket` and answers it.
+    /// Decides on the client on `socket` and answers it. Whatever fails
+    /// after the decision (no descriptor or memory left for its region)
+    /// is told to the client as [`Refusal::Unavailable`].
     fn admit(&self, socket: OwnedFd) -> Result<Session, AcceptError> {
         let peer = peer_of(&socket)?;
         if let Err(why) = self.decide(&peer) {
@@ -176,18 +189,13 @@ impl Service {
             let _ = send_offer(socket.as_fd(), &Offer::Refused(why), &[]);
             return Err(AcceptError::Refused { peer, why });
         }
-        match Session::host(
-            socket.try_clone()?,
-            peer,
-            self.options.config,
-            self.clients.clone(),
-        ) {
-            Ok(session) => Ok(session),
-            Err(e) => {
-                let _ = send_offer(socket.as_fd(), &Offer::Refused(Refusal::Unavailable), &[]);
-                Err(e.into())
-            }
-        }
+        let hosted = socket
+            .try_clone()
+            .and_then(|own| Session::host(own, peer, self.options.config, self.clients.clone()));
+        hosted.map_err(|e| {
+            let _ = send_offer(socket.as_fd(), &Offer::Refused(Refusal::Unavailable), &[]);
+            e.into()
+        })
     }
 
     fn decide(&self, peer: &Peer) -> Result<(), Refusal> {
@@ -203,6 +211,16 @@ impl Service {
     pub(crate) fn listener(&self) -> BorrowedFd<'_> {
         self.listener.as_fd()
     }
+}
+
+/// Why [`Service::try_admit`] took no client.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// The listening socket failed (in `accept`).
+    Listener(io::Error),
+    /// One client was refused, or its connection could not be set up; the
+    /// service goes on.
+    Client(AcceptError),
 }
 
 /// Whether a send failed because the client's end is closed.
