@@ -195,9 +195,9 @@ fn decoder_pattern_works_with_every_buffer() {
 
 #[test]
 fn fixed_slice_reads_compares_and_orders_as_its_bytes() {
+    use core::hash::{Hash, Hasher};
     use io_traits::FixedSlice;
     use std::collections::hash_map::DefaultHasher;
-    use std::hash::{Hash, Hasher};
 
     let hash = |b: &dyn Fn(&mut DefaultHasher)| {
         let mut h = DefaultHasher::new();
