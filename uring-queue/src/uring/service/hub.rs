@@ -9,6 +9,7 @@ use super::session::Session;
 use crate::uring::eventfd::drain;
 use crate::uring::{Error, Incoming, Options};
 use alloc::vec::Vec;
+use core::mem::MaybeUninit;
 use core::time::Duration;
 use rustix::event::Timespec;
 use rustix::event::epoll::{self, CreateFlags, Event, EventData, EventFlags};
@@ -90,7 +91,6 @@ pub struct Hub {
     epoll: OwnedFd,
     clients: Vec<Option<Entry>>,
     batch: usize,
-    events: Vec<Event>,
 }
 
 impl core::fmt::Debug for Hub {
@@ -132,7 +132,6 @@ impl Hub {
             epoll,
             clients: Vec::new(),
             batch: 16,
-            events: Vec::with_capacity(EVENTS),
         })
     }
 
@@ -199,18 +198,17 @@ impl Hub {
             tv_sec: t.as_secs().try_into().unwrap_or(i64::MAX),
             tv_nsec: t.subsec_nanos().into(),
         });
-        self.events.clear();
-        match epoll::wait(
-            &self.epoll,
-            rustix::buffer::spare_capacity(&mut self.events),
-            ts.as_ref(),
-        ) {
-            Ok(_) | Err(Errno::INTR) => {}
+        // On the stack, not in the hub: an `Event` may hold a pointer, which
+        // would keep the hub from moving to another thread.
+        let mut events = [MaybeUninit::<Event>::uninit(); EVENTS];
+        let ready: &[Event] = match epoll::wait(&self.epoll, &mut events, ts.as_ref()) {
+            Ok((ready, _)) => ready,
+            Err(Errno::INTR) => &[],
             Err(e) => return Err(e.into()),
-        }
+        };
         let mut accept = false;
-        for i in 0..self.events.len() {
-            let data = self.events[i].data.u64();
+        for event in ready {
+            let data = event.data.u64();
             if data == LISTENER {
                 accept = true;
                 continue;

@@ -184,6 +184,14 @@ impl RecvDriver {
         })
     }
 
+    /// Starts the liveness timer again with `period` (the server's park
+    /// timeout, after a change of options).
+    pub(crate) fn restart_timer(&mut self, period: core::time::Duration) {
+        self.timer
+            .as_mut()
+            .reset(::tokio::time::Instant::now() + period);
+    }
+
     /// [`AsyncServer::poll_recv`] on `server`, the server this was made
     /// for.
     pub(crate) fn poll_recv<const K: usize>(

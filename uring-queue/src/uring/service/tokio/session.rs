@@ -135,6 +135,7 @@ impl AsyncSession {
     /// liveness checks run without news.
     pub fn set_options(&mut self, options: Options) {
         self.session.set_options(options);
+        self.driver.restart_timer(options.park_timeout);
     }
 
     /// The session back, to serve without the runtime.
