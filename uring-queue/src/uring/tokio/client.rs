@@ -24,7 +24,9 @@ use std::io;
 /// client's park timeout ([`Options::park_timeout`](crate::uring::Options))
 /// runs the liveness checks, so a server that closes, exits (even by
 /// `SIGKILL`), restarts or goes stale gives every waiting call
-/// [`Error::PeerGone`] within about one park timeout.
+/// [`Error::PeerGone`] within about one park timeout (at once for a
+/// service's connection, whose socket the reactor watches too:
+/// [`AsyncConnection`](crate::uring::service::AsyncConnection)).
 ///
 /// The runtime needs its I/O and time drivers (`enable_all`). The
 /// [`Client`] underneath (through `Deref`) keeps its blocking calls and

@@ -101,7 +101,8 @@ impl AsyncHub {
     /// Waits on the reactor for clients to serve, then serves one round
     /// ([`Hub::turn`]): at most the batch of each client with requests,
     /// `handler` answering each (`(result, response_len)`). Returns once a
-    /// round did something.
+    /// round did something. Cancel-safe: dropped while it waits, it has
+    /// taken nothing from any client.
     ///
     /// # Errors
     ///

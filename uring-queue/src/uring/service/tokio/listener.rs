@@ -110,7 +110,8 @@ impl AsyncService {
     }
 
     /// Waits for the next client and admits it, or refuses it (which tells
-    /// it why): [`Service::accept`] on the reactor.
+    /// it why): [`Service::accept`] on the reactor. Cancel-safe: dropped
+    /// while it waits, no client is lost.
     ///
     /// # Errors
     ///
