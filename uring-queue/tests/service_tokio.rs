@@ -570,3 +570,35 @@ fn a_killed_client_is_dropped_by_the_async_hub_in_its_round() {
         assert_eq!(hub.service().clients(), 0);
     });
 }
+
+#[test]
+#[cfg_attr(miri, ignore)]
+fn a_client_that_sends_garbage_ends_its_session_and_not_the_others() {
+    use std::os::linux::net::SocketAddrExt;
+    runtime(0).block_on(async {
+        let name = unique("garbage");
+        let service = AsyncService::bind(name.as_str(), BindOptions::default()).unwrap();
+        let (honest, client) = tokio::join!(
+            service.accept(),
+            connect_async::<4>(name.as_str(), ClientConfig::default())
+        );
+        let (mut honest, client) = (honest.unwrap(), client.unwrap());
+        // A client that speaks no protocol: it sends bytes after connecting.
+        let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+        let mut garbage = std::os::unix::net::UnixStream::connect_addr(&addr).unwrap();
+        let mut hostile = service.accept().await.unwrap();
+        hostile.set_options(no_timeout());
+        garbage.write_all(b"not a request").unwrap();
+        let err = tokio::time::timeout(HANG, hostile.recv())
+            .await
+            .expect("hung");
+        assert_eq!(err.unwrap_err(), Error::PeerGone);
+        drop(hostile);
+        assert_eq!(service.clients(), 1);
+        // The honest client is served as before.
+        let serve = honest.handle(|inc, _, _| (inc.opcode() as i32 + 1, 0));
+        let (served, reply) = tokio::join!(serve, client.call(Request::new(7)));
+        served.unwrap();
+        assert_eq!(reply.unwrap().result, 8);
+    });
+}

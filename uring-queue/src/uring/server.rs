@@ -721,6 +721,13 @@ impl<W: Notifier, const K: usize> Server<'_, W, K> {
         )
     }
 
+    /// Latches the client gone (its connection's socket hung up); requests
+    /// it sent before are still received.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn reactor_gone(&mut self) {
+        self.watch.latch_gone();
+    }
+
     /// Whether the client's loss is latched.
     #[cfg(feature = "tokio")]
     pub(crate) fn is_peer_gone(&self) -> bool {

@@ -233,9 +233,10 @@ impl CallDriver {
             }
             match self.wakeup.poll(cx) {
                 Poll::Ready(Wake::Notified) => continue,
-                // The socket's news is judged at once (latched if gone).
+                // The socket hung up, or carried bytes the protocol never
+                // sends: the peer is gone, attached or not.
                 Poll::Ready(Wake::HungUp) => {
-                    let _ = client.reactor_check(true);
+                    client.reactor_gone();
                     continue;
                 }
                 Poll::Pending => {}

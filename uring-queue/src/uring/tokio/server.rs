@@ -226,9 +226,10 @@ impl RecvDriver {
             }
             match self.wakeup.poll(cx) {
                 Poll::Ready(Wake::Notified) => continue,
-                // The socket's news is judged at once (latched if gone).
+                // The socket hung up, or carried bytes the protocol never
+                // sends: the peer is gone, attached or not.
                 Poll::Ready(Wake::HungUp) => {
-                    let _ = server.reactor_check(true);
+                    server.reactor_gone();
                     continue;
                 }
                 Poll::Pending => {}

@@ -19,8 +19,8 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 pub(crate) enum Wake {
     /// The peer wrote the eventfd.
     Notified,
-    /// The connection's socket says the peer is gone: judge it now (its
-    /// liveness check asks the socket), not a park timeout later.
+    /// The connection's socket hung up, or carried bytes the protocol
+    /// never sends: the peer is gone now, not a park timeout later.
     HungUp,
 }
 
