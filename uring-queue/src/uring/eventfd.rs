@@ -148,6 +148,17 @@ pub(crate) fn drain(fd: BorrowedFd<'_>) {
     let _ = rustix::io::read(fd, &mut buf);
 }
 
+/// Whether `socket`, whose peer sends nothing after the handshake, is
+/// readable now: its peer's process is gone (or broke the protocol).
+pub(crate) fn hung_up(socket: BorrowedFd<'_>) -> bool {
+    let mut fds = [PollFd::new(&socket, PollFlags::IN | PollFlags::RDHUP)];
+    let zero = rustix::event::Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    matches!(poll(&mut fds, Some(&zero)), Ok(n) if n > 0)
+}
+
 impl EventFd {
     /// The two notifiers of a connection: the client's and the server's,
     /// each waiting on its own eventfd and writing the other's.
@@ -223,17 +234,16 @@ impl EventFd {
         self.hangup = Some(socket);
     }
 
+    /// The socket watched beside the eventfd, if any: a reactor waits on
+    /// it too, and asks [`hung_up`] once it turns readable.
+    #[cfg(all(feature = "tokio", not(loom)))]
+    pub(crate) fn hangup(&self) -> Option<BorrowedFd<'_>> {
+        self.hangup.as_ref().map(AsFd::as_fd)
+    }
+
     /// Whether the watched socket says the peer is gone.
     fn hung_up(&self) -> bool {
-        let Some(socket) = &self.hangup else {
-            return false;
-        };
-        let mut fds = [PollFd::new(socket, PollFlags::IN | PollFlags::RDHUP)];
-        let zero = rustix::event::Timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        matches!(poll(&mut fds, Some(&zero)), Ok(n) if n > 0)
+        self.hangup.as_ref().is_some_and(|s| hung_up(s.as_fd()))
     }
 
     /// The descriptors, to hand to the peer's process: `(own, peer)`.

@@ -29,6 +29,14 @@ impl Watch {
         self.gone
     }
 
+    /// Latches the peer gone on news from outside the region: the socket
+    /// of a service's connection hung up, or carried bytes the protocol
+    /// never sends (a peer that never attached has no process to ask).
+    #[cfg(all(feature = "tokio", target_os = "linux", not(loom)))]
+    pub(crate) fn latch_gone(&mut self) {
+        self.gone = true;
+    }
+
     /// Whether the peer still looks alive. `parked` says this check follows
     /// an empty park round (the only time heartbeats are judged).
     pub(crate) fn check<W: Notifier + ?Sized>(

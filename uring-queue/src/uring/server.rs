@@ -665,6 +665,15 @@ impl<'a, W: Notifier, const K: usize> Server<'a, W, K> {
         F: FnOnce(&Incoming, &[u8], &mut [u8]) -> (i32, usize),
     {
         let incoming = self.recv()?;
+        self.answer(incoming, handler)
+    }
+
+    /// The steps of [`handle`](Self::handle) after the request came: hands
+    /// its body and response block to `handler`, completes it.
+    pub(crate) fn answer<F>(&mut self, incoming: Incoming, handler: F) -> Result<(), Error>
+    where
+        F: FnOnce(&Incoming, &[u8], &mut [u8]) -> (i32, usize),
+    {
         let (payload, response) = self.buffers(&incoming)?;
         let (result, len) = handler(&incoming, payload, response);
         match self.complete(incoming, result, len) {
@@ -710,6 +719,13 @@ impl<W: Notifier, const K: usize> Server<'_, W, K> {
             &mut self.watch,
             parked,
         )
+    }
+
+    /// Latches the client gone (its connection's socket hung up); requests
+    /// it sent before are still received.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn reactor_gone(&mut self) {
+        self.watch.latch_gone();
     }
 
     /// Whether the client's loss is latched.

@@ -53,6 +53,15 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
         }
     }
 
+    /// Latches the server gone (its connection's socket hung up) and wakes
+    /// every waiter, so each future resolves to [`Error::PeerGone`] (after
+    /// its reply, if that was posted).
+    #[cfg(all(feature = "tokio", target_os = "linux", not(loom)))]
+    pub(crate) fn reactor_gone(&self) {
+        self.inner.lock().watch.latch_gone();
+        self.wake_all();
+    }
+
     /// Wakes one task that waits for a reply, or failing that those that
     /// wait for a credit: a waiter that leaves while it was the one the
     /// reactor would wake hands that role on.

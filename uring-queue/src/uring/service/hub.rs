@@ -167,8 +167,11 @@ impl Hub {
         F: FnMut(&Peer, &Incoming, &[u8], &mut [u8]) -> (i32, usize),
     {
         let mut turn = Turn::default();
-        let busy = self.clients.iter().flatten().any(|e| e.ready);
-        let timeout = if busy { Some(Duration::ZERO) } else { timeout };
+        let timeout = if self.is_busy() {
+            Some(Duration::ZERO)
+        } else {
+            timeout
+        };
         let accept = self.wait(timeout, &mut turn)?;
         for index in 0..self.clients.len() {
             self.serve(index, handler, &mut turn);
@@ -177,6 +180,17 @@ impl Hub {
             self.accept(&mut turn)?;
         }
         Ok(turn)
+    }
+
+    /// Whether a client has requests left over from the last round.
+    pub(crate) fn is_busy(&self) -> bool {
+        self.clients.iter().flatten().any(|e| e.ready)
+    }
+
+    /// The epoll set: readable while something waits to be served.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn epoll(&self) -> rustix::fd::BorrowedFd<'_> {
+        self.epoll.as_fd()
     }
 
     /// Waits for events and marks what they say; returns whether clients

@@ -20,6 +20,10 @@
 //! - **Many clients, one thread.** [`Hub`] serves every client of a service
 //!   from one thread with epoll, a bounded batch of requests per client per
 //!   round.
+//! - **On tokio** (feature `tokio`): `AsyncService` accepts clients as
+//!   they come, each an `AsyncSession` to serve as a task of its own;
+//!   `AsyncHub` serves them all from one task; `connect_async` gives an
+//!   `AsyncConnection`. Admission, refusals and lifecycle are the same.
 //!
 //! Layout, threat model and limits: `docs/uring-queue.md`, "Services by
 //! name".
@@ -33,6 +37,8 @@ mod name;
 mod offer;
 mod passing;
 mod session;
+#[cfg(feature = "tokio")]
+mod tokio;
 
 pub use admission::{Admission, Peer, Refusal, Rule};
 pub use connection::{ClientConfig, Connection, connect};
@@ -41,3 +47,5 @@ pub use hub::{Hub, Turn};
 pub use listener::{BindOptions, Service};
 pub use name::Name;
 pub use session::Session;
+#[cfg(feature = "tokio")]
+pub use tokio::{AsyncConnection, AsyncHub, AsyncService, AsyncSession, connect_async};

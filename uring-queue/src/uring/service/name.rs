@@ -89,8 +89,15 @@ impl Name {
 
     /// A socket connected to this name (blocking, close-on-exec).
     pub(crate) fn connect(&self) -> io::Result<OwnedFd> {
+        self.connect_with(SocketFlags::empty())
+    }
+
+    /// A socket with `flags` (and close-on-exec) connected to this name. A
+    /// non-blocking one fails with `WouldBlock` while the server's backlog
+    /// is full.
+    pub(crate) fn connect_with(&self, flags: SocketFlags) -> io::Result<OwnedFd> {
         let address = self.address()?;
-        let socket = stream_socket(SocketFlags::empty())?;
+        let socket = stream_socket(flags)?;
         rustix::net::connect(&socket, &address)?;
         Ok(socket)
     }

@@ -1,7 +1,7 @@
 //! The reactor-driven client: calls whose completions the runtime's
 //! reactor routes, so that no thread of the caller's has to drive.
 
-use super::wakeup::{Wakeup, tick};
+use super::wakeup::{Wake, Wakeup, tick};
 use crate::uring::{Client, Error, EventFd, Leave, ReactorWaiter, Reply, Request};
 use ::tokio::time::{Sleep, sleep};
 use core::fmt;
@@ -10,7 +10,6 @@ use core::num::NonZeroUsize;
 use core::ops::Deref;
 use core::pin::{Pin, pin};
 use core::task::{Context, Poll};
-use core::time::Duration;
 use std::io;
 
 /// A [`Client`] whose calls are driven by the tokio runtime they run on:
@@ -25,7 +24,9 @@ use std::io;
 /// client's park timeout ([`Options::park_timeout`](crate::uring::Options))
 /// runs the liveness checks, so a server that closes, exits (even by
 /// `SIGKILL`), restarts or goes stale gives every waiting call
-/// [`Error::PeerGone`] within about one park timeout.
+/// [`Error::PeerGone`] within about one park timeout (at once for a
+/// service's connection, whose socket the reactor watches too:
+/// [`AsyncConnection`](crate::uring::service::AsyncConnection)).
 ///
 /// The runtime needs its I/O and time drivers (`enable_all`). The
 /// [`Client`] underneath (through `Deref`) keeps its blocking calls and
@@ -65,6 +66,14 @@ use std::io;
 /// ```
 pub struct AsyncClient<'a, const N: usize, const K: usize = 1> {
     client: Client<'a, N, EventFd, K>,
+    driver: CallDriver,
+}
+
+/// What drives a client's calls on the runtime: its wake-ups registered
+/// with the reactor, and which waiting call the reactor wakes. One home for
+/// [`AsyncClient`] and a service's async connection.
+#[derive(Debug)]
+pub(crate) struct CallDriver {
     wakeup: Wakeup,
     /// Which waiting call the reactor wakes.
     waiter: ReactorWaiter,
@@ -106,13 +115,8 @@ impl<'a, const N: usize, const K: usize> AsyncClient<'a, N, K> {
     /// # }
     /// ```
     pub fn new(client: Client<'a, N, EventFd, K>) -> io::Result<Self> {
-        use std::os::fd::AsFd;
-        let wakeup = Wakeup::new(client.notifier().as_fd())?;
-        Ok(Self {
-            client,
-            wakeup,
-            waiter: ReactorWaiter::new(),
-        })
+        let driver = CallDriver::new(&client)?;
+        Ok(Self { client, driver })
     }
 
     /// The client back, to use without the runtime.
@@ -154,9 +158,39 @@ impl<'a, const N: usize, const K: usize> AsyncClient<'a, N, K> {
     ///
     /// See [`AsyncClient`].
     pub async fn call(&self, request: Request) -> Result<Reply, Error> {
+        self.driver.call(&self.client, request).await
+    }
+}
+
+impl CallDriver {
+    /// Registers `client`'s eventfd (and the socket its notifier watches)
+    /// with the current tokio runtime.
+    ///
+    /// # Errors
+    ///
+    /// As [`Wakeup::new`].
+    pub(crate) fn new<const N: usize, const K: usize>(
+        client: &Client<'_, N, EventFd, K>,
+    ) -> io::Result<Self> {
+        Ok(Self {
+            wakeup: Wakeup::new(client.notifier())?,
+            waiter: ReactorWaiter::new(),
+        })
+    }
+
+    /// [`AsyncClient::call`] on `client`, the client this was made for.
+    pub(crate) async fn call<const N: usize, const K: usize>(
+        &self,
+        client: &Client<'_, N, EventFd, K>,
+        request: Request,
+    ) -> Result<Reply, Error> {
         let id = self.waiter.take_id();
-        let _leaving = Leaving { client: self, id };
-        let mut call = pin!(self.client.call_async(request));
+        let _leaving = Leaving {
+            client,
+            waiter: &self.waiter,
+            id,
+        };
+        let mut call = pin!(client.call_async(request));
         let mut timer = pin!(None::<Sleep>);
         let mut submitted = false;
         poll_fn(|cx| {
@@ -171,16 +205,18 @@ impl<'a, const N: usize, const K: usize> AsyncClient<'a, N, K> {
                 }
                 return first;
             }
-            self.poll_call(call.as_mut(), timer.as_mut(), id, cx)
+            self.poll_call(client, call.as_mut(), timer.as_mut(), id, cx)
         })
         .await
     }
 
     /// One poll of call `id`: its own progress first; while it waits, the
     /// handshake of `uring::reactor` on the client's flag, then the reactor
-    /// and the liveness timer.
-    fn poll_call<F: Future<Output = Result<Reply, Error>>>(
+    /// (the eventfd, and the socket of a service's connection) and the
+    /// liveness timer.
+    fn poll_call<const N: usize, const K: usize, F: Future<Output = Result<Reply, Error>>>(
         &self,
+        client: &Client<'_, N, EventFd, K>,
         mut call: Pin<&mut F>,
         mut timer: Pin<&mut Option<Sleep>>,
         id: NonZeroUsize,
@@ -192,14 +228,21 @@ impl<'a, const N: usize, const K: usize> AsyncClient<'a, N, K> {
             }
             // Completions to route, or the server gone (latched, so the
             // next poll of the call reports it): look again.
-            if self.client.reactor_arm() || self.client.reactor_check(false).is_err() {
+            if client.reactor_arm() || client.reactor_check(false).is_err() {
                 continue;
             }
-            if self.wakeup.poll(cx).is_ready() {
-                continue;
+            match self.wakeup.poll(cx) {
+                Poll::Ready(Wake::Notified) => continue,
+                // The socket hung up, or carried bytes the protocol never
+                // sends: the peer is gone, attached or not.
+                Poll::Ready(Wake::HungUp) => {
+                    client.reactor_gone();
+                    continue;
+                }
+                Poll::Pending => {}
             }
             self.waiter.register(id);
-            let period = self.park_timeout();
+            let period = client.options().park_timeout;
             if timer.is_none() {
                 timer.set(Some(sleep(period)));
             }
@@ -210,12 +253,8 @@ impl<'a, const N: usize, const K: usize> AsyncClient<'a, N, K> {
                 return Poll::Pending;
             }
             // A park timeout without news: judge the server.
-            let _ = self.client.reactor_check(true);
+            let _ = client.reactor_check(true);
         }
-    }
-
-    fn park_timeout(&self) -> Duration {
-        self.client.options().park_timeout
     }
 }
 
@@ -230,14 +269,15 @@ impl<'a, const N: usize, const K: usize> Deref for AsyncClient<'a, N, K> {
 /// Leaves with a call, finished or dropped: if the reactor would wake it,
 /// another waiting call takes that role.
 struct Leaving<'c, 'a, const N: usize, const K: usize> {
-    client: &'c AsyncClient<'a, N, K>,
+    client: &'c Client<'a, N, EventFd, K>,
+    waiter: &'c ReactorWaiter,
     id: NonZeroUsize,
 }
 
 impl<const N: usize, const K: usize> Drop for Leaving<'_, '_, N, K> {
     fn drop(&mut self) {
-        match self.client.waiter.leave(self.id) {
-            Leave::HandOff => self.client.client.reactor_hand_off(),
+        match self.waiter.leave(self.id) {
+            Leave::HandOff => self.client.reactor_hand_off(),
             Leave::Quietly => {}
         }
     }

@@ -18,4 +18,7 @@ mod server;
 mod wakeup;
 
 pub use client::AsyncClient;
+pub(crate) use client::CallDriver;
 pub use server::AsyncServer;
+pub(crate) use server::RecvDriver;
+pub(crate) use wakeup::register;

@@ -1,6 +1,6 @@
 //! The reactor-driven server: a task that awaits requests.
 
-use super::wakeup::{Wakeup, tick};
+use super::wakeup::{Wake, Wakeup, tick};
 use crate::uring::{Error, EventFd, Incoming, Server};
 use ::tokio::time::{Sleep, sleep};
 use alloc::boxed::Box;
@@ -27,9 +27,22 @@ use std::io;
 /// `examples/tokio_echo.rs`.
 pub struct AsyncServer<'a, const K: usize = 1> {
     server: Server<'a, EventFd, K>,
+    driver: RecvDriver,
+}
+
+/// What drives a server's waits on the runtime: its wake-ups registered
+/// with the reactor, the liveness timer, and the fairness bound. One home
+/// for [`AsyncServer`] and a service's async session.
+#[derive(Debug)]
+pub(crate) struct RecvDriver {
     wakeup: Wakeup,
     /// The liveness timer: made once, so that no `recv` allocates.
     timer: Pin<Box<Sleep>>,
+    /// Requests received in a row without returning to the runtime.
+    streak: usize,
+    /// The most requests received in a row before the task yields once;
+    /// `usize::MAX`: never.
+    batch: usize,
 }
 
 impl<const K: usize> fmt::Debug for AsyncServer<'_, K> {
@@ -69,14 +82,8 @@ impl<'a, const K: usize> AsyncServer<'a, K> {
     /// # }
     /// ```
     pub fn new(server: Server<'a, EventFd, K>) -> io::Result<Self> {
-        use std::os::fd::AsFd;
-        let wakeup = Wakeup::new(server.notifier().as_fd())?;
-        let timer = Box::pin(sleep(server.options().park_timeout));
-        Ok(Self {
-            server,
-            wakeup,
-            timer,
-        })
+        let driver = RecvDriver::new(&server, usize::MAX)?;
+        Ok(Self { server, driver })
     }
 
     /// The server back, to use without the runtime.
@@ -153,29 +160,86 @@ impl<'a, const K: usize> AsyncServer<'a, K> {
     /// # }
     /// ```
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Result<Incoming, Error>> {
+        self.driver.poll_recv(&mut self.server, cx)
+    }
+}
+
+impl RecvDriver {
+    /// Registers `server`'s eventfd (and the socket its notifier watches)
+    /// with the current tokio runtime; after `batch` requests in a row
+    /// (at least 1) the task yields once.
+    ///
+    /// # Errors
+    ///
+    /// As [`Wakeup::new`].
+    pub(crate) fn new<const K: usize>(
+        server: &Server<'_, EventFd, K>,
+        batch: usize,
+    ) -> io::Result<Self> {
+        Ok(Self {
+            wakeup: Wakeup::new(server.notifier())?,
+            timer: Box::pin(sleep(server.options().park_timeout)),
+            streak: 0,
+            batch: batch.max(1),
+        })
+    }
+
+    /// Starts the liveness timer again with `period` (the server's park
+    /// timeout, after a change of options).
+    pub(crate) fn restart_timer(&mut self, period: core::time::Duration) {
+        self.timer
+            .as_mut()
+            .reset(::tokio::time::Instant::now() + period);
+    }
+
+    /// [`AsyncServer::poll_recv`] on `server`, the server this was made
+    /// for.
+    pub(crate) fn poll_recv<const K: usize>(
+        &mut self,
+        server: &mut Server<'_, EventFd, K>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<Incoming, Error>> {
+        if self.streak >= self.batch {
+            // A batch handed over in a row: the task yields once (woken at
+            // once), so that a client that keeps its ring full cannot keep
+            // the runtime's thread from other tasks.
+            self.streak = 0;
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
         loop {
-            match self.server.try_recv() {
-                Ok(Some(incoming)) => return Poll::Ready(Ok(incoming)),
-                Ok(None) => {}
+            match server.try_recv() {
+                Ok(Some(incoming)) => {
+                    self.streak += 1;
+                    return Poll::Ready(Ok(incoming));
+                }
+                Ok(None) => self.streak = 0,
                 Err(e) => return Poll::Ready(Err(e)),
             }
-            if self.server.is_peer_gone() {
+            if server.is_peer_gone() {
                 return Poll::Ready(Err(Error::PeerGone));
             }
             // A request, or the client gone: look again (requests it sent
             // before it went are still delivered).
-            if self.server.reactor_arm() || !self.server.reactor_check(false) {
+            if server.reactor_arm() || !server.reactor_check(false) {
                 continue;
             }
-            if self.wakeup.poll(cx).is_ready() {
-                continue;
+            match self.wakeup.poll(cx) {
+                Poll::Ready(Wake::Notified) => continue,
+                // The socket hung up, or carried bytes the protocol never
+                // sends: the peer is gone, attached or not.
+                Poll::Ready(Wake::HungUp) => {
+                    server.reactor_gone();
+                    continue;
+                }
+                Poll::Pending => {}
             }
-            let period = self.server.options().park_timeout;
+            let period = server.options().park_timeout;
             if !tick(self.timer.as_mut(), period, cx) {
                 return Poll::Pending;
             }
             // A park timeout without news: judge the client.
-            let _ = self.server.reactor_check(true);
+            let _ = server.reactor_check(true);
         }
     }
 }
