@@ -34,6 +34,20 @@ struct Job {
     ntime: u32,
 }
 
+/// Runs `miners` miners at once through the translator at `port`,
+/// `shares` shares in all; returns their reports.
+pub async fn swarm(port: u16, miners: u32, shares: u32) -> Vec<Report> {
+    let per_miner = shares / miners;
+    let running: Vec<_> = (0..miners)
+        .map(|i| tokio::spawn(run(port, i, per_miner + u32::from(i < shares % miners))))
+        .collect();
+    let mut reports = Vec::with_capacity(running.len());
+    for miner in running {
+        reports.push(miner.await.unwrap());
+    }
+    reports
+}
+
 /// Submits `shares` shares as miner `index` through the translator at `port`.
 pub async fn run(port: u16, index: u32, shares: u32) -> Report {
     let tcp = connect(port).await;

@@ -17,7 +17,7 @@ use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
 pub const AUTHORITY_PUBLIC_K: &str = "9auqWEzQDVyd2oe1JVGFLMLHZtCo2FFqZwtKA5gd9xbuEu7PH72";
-const AUTHORITY_PRIVATE_K: &str = "mkDLTBBRxdBv998612qipDYoTK3YUrqLe8uWw7gu3iXbSrn2n";
+pub const AUTHORITY_PRIVATE_K: &str = "mkDLTBBRxdBv998612qipDYoTK3YUrqLe8uWw7gu3iXbSrn2n";
 
 /// The channel the upstream opens, and the prefix of every extranonce on it.
 pub const CHANNEL_ID: u32 = 7;
