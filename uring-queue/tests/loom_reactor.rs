@@ -1,6 +1,7 @@
 //! Loom models of the atomics the reactor-driven sides add: which waiting
 //! call of an async client the reactor wakes ([`ReactorWaiter`]: calls
-//! registering and leaving in every interleaving), and how an [`EventFd`]
+//! polling a reactor, registering and leaving in every interleaving, the
+//! registration always naming the call whose waker the reactor holds), and how an [`EventFd`]
 //! tells the connection's two flags from process-local ones (bound before
 //! the notifier is shared, then used by threads that wake and wait through
 //! it). Without `--cfg loom` each model runs once, on real threads.
@@ -11,9 +12,15 @@
 //! ```
 
 use core::num::NonZeroUsize;
-use uring_queue::loom::sync::Arc;
+use core::task::Poll;
+use uring_queue::loom::sync::{Arc, Mutex};
 use uring_queue::loom::{model, thread};
 use uring_queue::uring::{Leave, ReactorWaiter};
+
+/// Call `id` polls a reactor that has nothing for it, and goes pending.
+fn go_pending(waiter: &ReactorWaiter, id: NonZeroUsize) {
+    assert_eq!(waiter.pend(id, || Poll::<()>::Pending), Poll::Pending);
+}
 
 /// What one call did: its id, and what its leave owed.
 type Left = (NonZeroUsize, Leave);
@@ -23,7 +30,7 @@ type Left = (NonZeroUsize, Leave);
 fn call(waiter: &ReactorWaiter, pending: usize) -> Left {
     let id = waiter.take_id();
     for _ in 0..pending {
-        waiter.register(id);
+        go_pending(waiter, id);
     }
     (id, waiter.leave(id))
 }
@@ -95,7 +102,7 @@ fn a_leave_never_clears_another_calls_registration() {
         let staying = waiter.take_id();
         let other = waiter.clone();
         let t = thread::spawn(move || call(&other, 1));
-        waiter.register(staying);
+        go_pending(&waiter, staying);
         let (left, owed) = t.join().unwrap();
         assert_ne!(left, staying);
         match (owed, waiter.registered()) {
@@ -116,12 +123,91 @@ fn only_the_registered_call_hands_off() {
     model(|| {
         let waiter = Arc::new(ReactorWaiter::new());
         let registered = waiter.take_id();
-        waiter.register(registered);
+        go_pending(&waiter, registered);
         let other = waiter.clone();
         let t = thread::spawn(move || call(&other, 0));
         let owed = waiter.leave(registered);
         let (_, other_owed) = t.join().unwrap();
         assert_eq!((owed, other_owed), (Leave::HandOff, Leave::Quietly));
+        assert_eq!(waiter.registered(), None);
+    });
+}
+
+/// A reactor's one waker slot for a readiness, as tokio's `AsyncFd` keeps
+/// it: each poll that finds nothing ready leaves the polling call's waker,
+/// replacing the one before.
+#[derive(Default)]
+struct Reactor {
+    waker: Mutex<Option<NonZeroUsize>>,
+}
+
+impl Reactor {
+    fn poll(&self, id: NonZeroUsize) -> Poll<()> {
+        *self.waker.lock().unwrap() = Some(id);
+        Poll::Pending
+    }
+
+    fn waker(&self) -> Option<NonZeroUsize> {
+        *self.waker.lock().unwrap()
+    }
+}
+
+/// Two calls on two threads go pending at once (each polls the reactor and
+/// registers), then one of them leaves: the call whose waker the reactor
+/// holds is the registered one, so if it is the one that leaves, its leave
+/// owes the hand-off that wakes the other; if the other leaves, it leaves
+/// quietly and the reactor still wakes the right call. Were the poll and
+/// the registration two steps, the registration could name the call the
+/// reactor does not hold: the leave of the held one would then owe nothing,
+/// and the other call would wait for its park timeout.
+#[test]
+fn the_registered_call_is_the_one_the_reactor_wakes() {
+    model(|| {
+        let waiter = Arc::new(ReactorWaiter::new());
+        let reactor = Arc::new(Reactor::default());
+        let ids = [waiter.take_id(), waiter.take_id()];
+        let threads: Vec<_> = ids
+            .iter()
+            .map(|&id| {
+                let (waiter, reactor) = (waiter.clone(), reactor.clone());
+                thread::spawn(move || waiter.pend(id, || reactor.poll(id)))
+            })
+            .collect();
+        for t in threads {
+            assert_eq!(t.join().unwrap(), Poll::Pending);
+        }
+        let held = reactor.waker().unwrap();
+        assert_eq!(waiter.registered(), Some(held));
+        // The held call leaves (its reply came): it owes the hand-off.
+        assert_eq!(waiter.leave(held), Leave::HandOff);
+        let other = ids.into_iter().find(|&id| id != held).unwrap();
+        assert_eq!(waiter.leave(other), Leave::Quietly);
+    });
+}
+
+/// The same two calls, each leaving on its own thread right after it went
+/// pending, in every interleaving: whichever call the reactor holds last,
+/// its leave hands off (no call registers after the last poll of the
+/// reactor), and once both have left none is registered.
+#[test]
+fn the_last_call_the_reactor_holds_hands_off_as_it_leaves() {
+    model(|| {
+        let waiter = Arc::new(ReactorWaiter::new());
+        let reactor = Arc::new(Reactor::default());
+        let threads: Vec<_> = (0..2)
+            .map(|_| {
+                let (waiter, reactor) = (waiter.clone(), reactor.clone());
+                thread::spawn(move || {
+                    let id = waiter.take_id();
+                    assert_eq!(waiter.pend(id, || reactor.poll(id)), Poll::Pending);
+                    (id, waiter.leave(id))
+                })
+            })
+            .collect();
+        let calls: Vec<Left> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+        let held = reactor.waker().unwrap();
+        let (_, held_left) = calls.iter().find(|(id, _)| *id == held).unwrap();
+        assert_eq!(*held_left, Leave::HandOff, "{calls:?}");
         assert_eq!(waiter.registered(), None);
     });
 }

@@ -3,20 +3,25 @@
 //!
 //! A reactor keeps one waker per readiness (tokio's `AsyncFd` keeps the
 //! last task that polled it), so of the calls that wait at once only the
-//! last to go pending is woken when the eventfd turns readable. Each call
-//! takes an id; it registers the id each time it goes pending; as it leaves
-//! (finished or dropped) it finds out whether it still is the registered
-//! call, and if so it owes the others a hand-off: one of them is woken, to
-//! poll the reactor for itself. Checked by `tests/loom_reactor.rs`.
+//! last to poll the reactor is woken when the eventfd turns readable. Each
+//! call takes an id; each time it goes pending it polls the reactor and
+//! registers its id as one step under a lock ([`ReactorWaiter::pend`]), so
+//! the registered call is always the one whose waker the reactor holds; as
+//! it leaves (finished or dropped) it finds out, under the same lock,
+//! whether it still is the registered call, and if so it owes the others a
+//! hand-off: one of them is woken, to poll the reactor for itself. Checked
+//! by `tests/loom_reactor.rs`.
 //!
-//! Every access is `Relaxed`: the word only names a call, and the steps
-//! that act on the answer (the hand-off's lock, the reactor's waker) order
-//! themselves. A call registers and leaves in its own program order, so
-//! the last change to the word is always a leave that cleared its own id:
-//! once every call has left, none is registered.
+//! Were the poll and the registration two steps, two calls going pending at
+//! once on two threads could poll in one order and register in the other:
+//! the registration would name a call whose waker the reactor no longer
+//! holds, the leave of the call it does hold would owe nothing, and the
+//! other call would wait for its park timeout. The lock closes that.
 
+use crate::loom::sync::SpinLock;
 use crate::loom::sync::atomic::{AtomicUsize, Ordering};
 use core::num::NonZeroUsize;
+use core::task::Poll;
 
 /// The id of the waiting call the reactor wakes, and the source of call
 /// ids.
@@ -27,12 +32,14 @@ use core::num::NonZeroUsize;
 /// # Examples
 ///
 /// ```
+/// use core::task::Poll;
 /// use uring_queue::uring::{Leave, ReactorWaiter};
 ///
 /// let waiter = ReactorWaiter::new();
 /// let (a, b) = (waiter.take_id(), waiter.take_id());
-/// waiter.register(a);
-/// waiter.register(b);
+/// // Each polls the reactor (here: nothing ready) and registers.
+/// assert_eq!(waiter.pend(a, || Poll::<()>::Pending), Poll::Pending);
+/// assert_eq!(waiter.pend(b, || Poll::<()>::Pending), Poll::Pending);
 /// // `a` is no longer the one the reactor wakes: it leaves quietly.
 /// assert_eq!(waiter.leave(a), Leave::Quietly);
 /// assert_eq!(waiter.registered(), Some(b));
@@ -40,12 +47,22 @@ use core::num::NonZeroUsize;
 /// assert_eq!(waiter.leave(b), Leave::HandOff);
 /// assert_eq!(waiter.registered(), None);
 /// ```
-#[derive(Debug)]
 pub struct ReactorWaiter {
-    /// The registered call's id; 0 for none.
-    registered: AtomicUsize,
+    /// The registered call's id; 0 for none. Held while a call polls the
+    /// reactor, so that the poll and the registration are one step.
+    registered: SpinLock<usize>,
     /// The next id to hand out (0 is skipped when it wraps).
     next_id: AtomicUsize,
+}
+
+impl core::fmt::Debug for ReactorWaiter {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        // `try_lock`: formatting from inside `pend`'s poll must not deadlock.
+        let registered = self.registered.try_lock().map(|id| NonZeroUsize::new(*id));
+        f.debug_struct("ReactorWaiter")
+            .field("registered", &registered)
+            .finish_non_exhaustive()
+    }
 }
 
 /// What a leaving call owes the calls that still wait.
@@ -77,7 +94,7 @@ impl ReactorWaiter {
     /// ```
     pub fn new() -> Self {
         Self {
-            registered: AtomicUsize::new(0),
+            registered: SpinLock::new(0),
             next_id: AtomicUsize::new(1),
         }
     }
@@ -101,20 +118,32 @@ impl ReactorWaiter {
         }
     }
 
-    /// Call `id` goes pending, its waker now the reactor's: it is the one
-    /// the reactor wakes.
+    /// Call `id` polls the reactor with `poll` (which leaves the call's
+    /// waker with the reactor when it returns `Pending`) and, if it is
+    /// pending, registers as the call the reactor wakes: both under the
+    /// registration's lock, so no other call polls or registers between
+    /// them.
     ///
     /// # Examples
     ///
     /// ```
+    /// use core::task::Poll;
     /// let waiter = uring_queue::uring::ReactorWaiter::new();
     /// let id = waiter.take_id();
-    /// waiter.register(id);
+    /// // Ready: nothing to wait for, nothing registered.
+    /// assert_eq!(waiter.pend(id, || Poll::Ready(7)), Poll::Ready(7));
+    /// assert_eq!(waiter.registered(), None);
+    /// assert_eq!(waiter.pend(id, || Poll::<u8>::Pending), Poll::Pending);
     /// assert_eq!(waiter.registered(), Some(id));
     /// ```
     #[inline]
-    pub fn register(&self, id: NonZeroUsize) {
-        self.registered.store(id.get(), Ordering::Relaxed);
+    pub fn pend<T>(&self, id: NonZeroUsize, poll: impl FnOnce() -> Poll<T>) -> Poll<T> {
+        let mut registered = self.registered.lock();
+        let polled = poll();
+        if polled.is_pending() {
+            *registered = id.get();
+        }
+        polled
     }
 
     /// Call `id` leaves (finished or dropped): clears the registration if
@@ -124,23 +153,24 @@ impl ReactorWaiter {
     /// # Examples
     ///
     /// ```
+    /// use core::task::Poll;
     /// use uring_queue::uring::{Leave, ReactorWaiter};
     ///
     /// let waiter = ReactorWaiter::new();
     /// let id = waiter.take_id();
     /// // Finished before it ever went pending.
     /// assert_eq!(waiter.leave(id), Leave::Quietly);
-    /// waiter.register(id);
+    /// let _ = waiter.pend(id, || Poll::<()>::Pending);
     /// assert_eq!(waiter.leave(id), Leave::HandOff);
     /// ```
     #[inline]
     pub fn leave(&self, id: NonZeroUsize) -> Leave {
-        match self
-            .registered
-            .compare_exchange(id.get(), 0, Ordering::Relaxed, Ordering::Relaxed)
-        {
-            Ok(_) => Leave::HandOff,
-            Err(_) => Leave::Quietly,
+        let mut registered = self.registered.lock();
+        if *registered == id.get() {
+            *registered = 0;
+            Leave::HandOff
+        } else {
+            Leave::Quietly
         }
     }
 
@@ -151,13 +181,18 @@ impl ReactorWaiter {
     /// See [`ReactorWaiter`].
     #[inline]
     pub fn registered(&self) -> Option<NonZeroUsize> {
-        NonZeroUsize::new(self.registered.load(Ordering::Relaxed))
+        NonZeroUsize::new(*self.registered.lock())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Call `id` goes pending: the reactor had nothing for it.
+    fn pending(waiter: &ReactorWaiter, id: NonZeroUsize) {
+        assert_eq!(waiter.pend(id, || Poll::<()>::Pending), Poll::Pending);
+    }
 
     #[test]
     fn ids_skip_zero_when_the_counter_wraps() {
@@ -172,11 +207,11 @@ mod tests {
     fn a_call_that_re_registers_stays_the_registered_one() {
         let waiter = ReactorWaiter::new();
         let (a, b) = (waiter.take_id(), waiter.take_id());
-        waiter.register(a);
-        waiter.register(b);
+        pending(&waiter, a);
+        pending(&waiter, b);
         // `a` polled again and went pending after `b`: the reactor's waker
         // is `a`'s now.
-        waiter.register(a);
+        pending(&waiter, a);
         assert_eq!(waiter.leave(b), Leave::Quietly);
         assert_eq!(waiter.registered(), Some(a));
         assert_eq!(waiter.leave(a), Leave::HandOff);
@@ -189,10 +224,10 @@ mod tests {
     fn a_leave_after_the_role_was_handed_off_is_quiet() {
         let waiter = ReactorWaiter::new();
         let (a, b) = (waiter.take_id(), waiter.take_id());
-        waiter.register(a);
+        pending(&waiter, a);
         assert_eq!(waiter.leave(a), Leave::HandOff);
         // `b` was woken by the hand-off and registered in turn.
-        waiter.register(b);
+        pending(&waiter, b);
         assert_eq!(waiter.leave(a), Leave::Quietly);
         assert_eq!(waiter.registered(), Some(b));
     }

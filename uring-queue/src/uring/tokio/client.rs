@@ -231,7 +231,9 @@ impl CallDriver {
             if client.reactor_arm() || client.reactor_check(false).is_err() {
                 continue;
             }
-            match self.wakeup.poll(cx) {
+            // The reactor's poll and the registration as one step: the
+            // registered call is the one whose waker the reactor holds.
+            match self.waiter.pend(id, || self.wakeup.poll(cx)) {
                 Poll::Ready(Wake::Notified) => continue,
                 // The socket hung up, or carried bytes the protocol never
                 // sends: the peer is gone, attached or not.
@@ -241,7 +243,6 @@ impl CallDriver {
                 }
                 Poll::Pending => {}
             }
-            self.waiter.register(id);
             let period = client.options().park_timeout;
             if timer.is_none() {
                 timer.set(Some(sleep(period)));
