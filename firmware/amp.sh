@@ -25,20 +25,23 @@
 #           per-connection report must show that no request of the old
 #           host was taken or answered after the restart:
 #           amp-host/src/rehost.rs;
-#   bell    (thumbv7em only) both sides park and wake each other through a
-#           doorbell, the firmware's UART wired to a Unix socket; then the
+#   bell    both sides park and wake each other through a doorbell, the
+#           firmware's UART wired to a Unix socket; then the
 #           64-byte round trip against the same exchange over the UART
 #           alone, printed, never checked: amp-host/src/bell.rs.
 # Prints one line per run and fails if any fails.
-# Usage: amp.sh [--requests N] [target...]
+# Usage: amp.sh [--requests N] [--only RUN] [target...]
 #   N: echo requests per run (default 100000, the full run; CI runs fewer).
+#   RUN: run that one alone (for example bell, for the latency figures).
 #   target: thumbv7em-none-eabihf (mps2-an386, the default) and/or
 #   riscv32imac-unknown-none-elf (virt, rv32gc).
 set -uo pipefail
 cd "$(dirname "$0")"
 export CARGO_TERM_COLOR=never
 requests=100000
+only=
 if [[ ${1:-} == --requests ]]; then requests=$2; shift 2; fi
+if [[ ${1:-} == --only ]]; then only=$2; shift 2; fi
 targets=("$@")
 if ((${#targets[@]} == 0)); then targets=(thumbv7em-none-eabihf); fi
 # QEMU's time limit (qemu.sh) grows with the requests: 100,000 take minutes.
@@ -181,8 +184,7 @@ for t in "${targets[@]}"; do
   for run in "server amp_server client" "client amp_client server" "hostile amp_server hostile" \
     "restart amp_server -" "host-restart amp_server -" "bell amp_bell bell"; do
     read -r name bin role <<<"$run"
-    # The doorbell UART is wired on mps2-an386 only.
-    [[ $name == bell && $t != thumbv7em-none-eabihf ]] && continue
+    [[ -n $only && $name != "$only" ]] && continue
     verdict=ok
     if [[ $name == restart ]]; then
       restart "$t" "$tdir/$t/release/$bin" || { verdict=failed; ok=1; }

@@ -81,7 +81,10 @@ pub const PING: u32 = 4;
 
 /// The byte each side sends on the doorbell UART before the latency
 /// baseline's messages, so that doorbell bytes still in flight are told
-/// from them.
+/// from them: the host first, once its `STOP` call returned (so its
+/// notifier reads the socket no more), then the firmware in answer (its
+/// receive interrupt is off since before it completed `STOP`, so no
+/// handler takes the host's).
 pub const UART_START: u8 = 0xff;
 
 /// The number of the first echo request of the host started in place of a
