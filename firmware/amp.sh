@@ -76,7 +76,7 @@ pair() {
   wait "$qpid"
   qemu_rc=$?
   rm -f "$file" "$file.bell"
-  grep -h 'round trip' "$logs/$t-$name.host.log"
+  grep -h 'round trip' "$logs/$t-$name.host.log" | sed "s/^/$t: /"
   if ((qemu_rc == 0 && host_rc == 0)); then return 0; fi
   echo "::: amp $name on $t: QEMU exit $qemu_rc, host exit $host_rc"
   sed 's/^/    firmware: /' "$logs/$t-$name.qemu.log"
