@@ -92,6 +92,9 @@ restart() {
   QEMU_SHARED=$file ./qemu.sh "$t" "$elf" >"$log.qemu1.log" 2>&1 &
   q1=$!
   echo "$q1" >"$file.pid"
+  # Emptied first: the background host's own redirection may come after
+  # the first look for READY below, which must not find an earlier run's.
+  : >"$log.host.log"
   "$host" restart "$file" "$requests" "${offset[$t]}" >"$log.host.log" 2>&1 &
   h=$!
   # Kill the first boot once the host has had its requests answered.
@@ -129,6 +132,7 @@ host_restart() {
   rm -f "$file"
   QEMU_SHARED=$file ./qemu.sh "$t" "$elf" >"$log.qemu.log" 2>&1 &
   q=$!
+  : >"$log.host1.log" # as in `restart`
   "$host" host-first "$file" "$n" "${offset[$t]}" >"$log.host1.log" 2>&1 &
   h=$!
   until grep -q '^READY$' "$log.host1.log"; do

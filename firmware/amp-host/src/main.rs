@@ -210,18 +210,25 @@ impl Shared {
     /// with the epoch it found on a used one first, if any. On a used
     /// connection it submits nothing: it drops the client (its attach has
     /// told the firmware, whose `check_peer` saw the new epoch) and waits
-    /// for the firmware's next connection id.
+    /// for the firmware's next connection id. A connection id that changed
+    /// while it attached means the firmware laid the region out again
+    /// under it (it was abandoning the connection the id named): it drops
+    /// that client too, and attaches again.
     pub(crate) fn attach_fresh(&self) -> Result<(Client<'static, IN_FLIGHT, Spin>, Option<u32>)> {
         let mut used = None;
         loop {
             let id = self.connection_id(0)?;
             let client = self.attach_uring()?.into_client::<IN_FLIGHT, _>(Spin);
-            if client.epoch() == 1 {
+            let epoch = client.epoch();
+            let same = self.word(SERVER_PID).load(Ordering::Acquire) == id;
+            if epoch == 1 && same {
                 return Ok((client, used));
             }
-            used = Some(client.epoch());
             drop(client);
-            self.connection_id(id)?;
+            if epoch != 1 {
+                used = Some(epoch);
+                self.connection_id(id)?;
+            }
         }
     }
 

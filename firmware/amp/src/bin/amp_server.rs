@@ -167,22 +167,10 @@ fn connection(
 ) -> Result<End, &'static str> {
     let mut serving = true;
     loop {
-        if let Some((seq, command)) = run.control.pending(run.last) {
-            run.last = seq;
-            match command {
-                Command::Hostile => run.hostile = true,
-                Command::Reset => return Ok(End::Reset(seq)),
-                Command::Finish => {
-                    run.control.done(seq, run.errors, run.connections);
-                    return Ok(End::Finish);
-                }
-                Command::Scribble(kind) => {
-                    scribble(kind);
-                    serving = false;
-                }
-                Command::Hold => serving = false,
-            }
-            run.control.done(seq, run.errors, run.connections);
+        if let Some((seq, command)) = run.control.pending(run.last)
+            && let Some(end) = carry_out(run, seq, command, &mut serving)
+        {
+            return Ok(end);
         }
         if host_gone(server) {
             return Ok(End::HostGone);
@@ -216,6 +204,28 @@ fn connection(
             Err(what) => return Err(what),
         }
     }
+}
+
+/// Carries out command number `seq`: the end of the connection, if it
+/// ends it (`Reset` is reported done once the next connection is laid
+/// out); clears `serving` for the commands that stop serving.
+fn carry_out(run: &mut Run, seq: u32, command: Command, serving: &mut bool) -> Option<End> {
+    run.last = seq;
+    match command {
+        Command::Hostile => run.hostile = true,
+        Command::Reset => return Some(End::Reset(seq)),
+        Command::Finish => {
+            run.control.done(seq, run.errors, run.connections);
+            return Some(End::Finish);
+        }
+        Command::Scribble(kind) => {
+            scribble(kind);
+            *serving = false;
+        }
+        Command::Hold => *serving = false,
+    }
+    run.control.done(seq, run.errors, run.connections);
+    None
 }
 
 /// Whether the host closed, or another host instance attached to the
