@@ -16,20 +16,32 @@
 #           again on the same file: the host attaches the new boot's
 #           connection, which serves exactly the requests sent to it:
 #           amp-host/src/restart.rs;
-#   bell    (thumbv7em only) both sides park and wake each other through a
-#           doorbell, the firmware's UART wired to a Unix socket; then the
+#   host-restart  the host process killed (SIGKILL) mid-stream while the
+#           firmware serves, with requests of it answered and unread and
+#           others not yet taken, and another started in its place: the
+#           new host submits nothing on the old connection, whose epoch
+#           tells it a client used it, and attaches the next one the
+#           firmware lays out once it sees the new epoch; the firmware's
+#           per-connection report must show that no request of the old
+#           host was taken or answered after the restart:
+#           amp-host/src/rehost.rs;
+#   bell    both sides park and wake each other through a doorbell, the
+#           firmware's UART wired to a Unix socket; then the
 #           64-byte round trip against the same exchange over the UART
 #           alone, printed, never checked: amp-host/src/bell.rs.
 # Prints one line per run and fails if any fails.
-# Usage: amp.sh [--requests N] [target...]
+# Usage: amp.sh [--requests N] [--only RUN] [target...]
 #   N: echo requests per run (default 100000, the full run; CI runs fewer).
+#   RUN: run that one alone (for example bell, for the latency figures).
 #   target: thumbv7em-none-eabihf (mps2-an386, the default) and/or
 #   riscv32imac-unknown-none-elf (virt, rv32gc).
 set -uo pipefail
 cd "$(dirname "$0")"
 export CARGO_TERM_COLOR=never
 requests=100000
+only=
 if [[ ${1:-} == --requests ]]; then requests=$2; shift 2; fi
+if [[ ${1:-} == --only ]]; then only=$2; shift 2; fi
 targets=("$@")
 if ((${#targets[@]} == 0)); then targets=(thumbv7em-none-eabihf); fi
 # QEMU's time limit (qemu.sh) grows with the requests: 100,000 take minutes.
@@ -64,7 +76,7 @@ pair() {
   wait "$qpid"
   qemu_rc=$?
   rm -f "$file" "$file.bell"
-  grep -h 'round trip' "$logs/$t-$name.host.log"
+  grep -h 'round trip' "$logs/$t-$name.host.log" | sed "s/^/$t: /"
   if ((qemu_rc == 0 && host_rc == 0)); then return 0; fi
   echo "::: amp $name on $t: QEMU exit $qemu_rc, host exit $host_rc"
   sed 's/^/    firmware: /' "$logs/$t-$name.qemu.log"
@@ -80,6 +92,9 @@ restart() {
   QEMU_SHARED=$file ./qemu.sh "$t" "$elf" >"$log.qemu1.log" 2>&1 &
   q1=$!
   echo "$q1" >"$file.pid"
+  # Emptied first: the background host's own redirection may come after
+  # the first look for READY below, which must not find an earlier run's.
+  : >"$log.host.log"
   "$host" restart "$file" "$requests" "${offset[$t]}" >"$log.host.log" 2>&1 &
   h=$!
   # Kill the first boot once the host has had its requests answered.
@@ -108,6 +123,50 @@ restart() {
   return 1
 }
 
+# The host-restart run on target $1, firmware $2: see the header.
+host_restart() {
+  local t=$1 elf=$2 q h host_rc qemu_rc rc=0 n=$requests line
+  # amp_proto::SECOND_HOST_FIRST: the second host's first request number.
+  local second=$((1 << 24))
+  local file=/dev/shm/amp-$$-host-restart log=$logs/$t-host-restart
+  rm -f "$file"
+  QEMU_SHARED=$file ./qemu.sh "$t" "$elf" >"$log.qemu.log" 2>&1 &
+  q=$!
+  : >"$log.host1.log" # as in `restart`
+  "$host" host-first "$file" "$n" "${offset[$t]}" >"$log.host1.log" 2>&1 &
+  h=$!
+  until grep -q '^READY$' "$log.host1.log"; do
+    kill -0 "$h" 2>/dev/null && kill -0 "$q" 2>/dev/null || break
+    sleep 0.1
+  done
+  grep -q '^READY$' "$log.host1.log" || rc=1
+  # Killed outright: nothing in the region says it is gone.
+  kill -KILL "$h" 2>/dev/null
+  wait "$h" 2>/dev/null
+  # Bounded: a firmware that never lays out a new connection, or never
+  # answers, must fail the run, not hang it.
+  timeout "$QEMU_TIMEOUT" "$host" host-second "$file" "$n" "${offset[$t]}" >"$log.host2.log" 2>&1
+  host_rc=$?
+  if ((host_rc != 0)); then kill "$q" 2>/dev/null; fi
+  wait "$q"
+  qemu_rc=$?
+  rm -f "$file"
+  # The old host's connection answered its requests up to the two left
+  # unread, and not the two left in the ring; the new host's answered
+  # exactly its own.
+  for line in "connection 1 (host gone): $((n + 2)) answered, numbers 0 to $((n + 1))" \
+    "connection 2 (stop): $n answered, numbers $second to $((second + n - 1))" \
+    "requests served and checked: $((2 * n + 2))"; do
+    grep -qxF "amp_server: $line" "$log.qemu.log" || { rc=1; echo "::: missing: amp_server: $line"; }
+  done
+  if ((qemu_rc == 0 && host_rc == 0 && rc == 0)); then return 0; fi
+  echo "::: amp host-restart on $t: QEMU exit $qemu_rc, second host exit $host_rc"
+  sed 's/^/    firmware: /' "$log.qemu.log"
+  sed 's/^/    first host: /' "$log.host1.log"
+  sed 's/^/    second host: /' "$log.host2.log"
+  return 1
+}
+
 ok=0
 results=()
 for t in "${targets[@]}"; do
@@ -127,13 +186,14 @@ for t in "${targets[@]}"; do
     fi
   done
   for run in "server amp_server client" "client amp_client server" "hostile amp_server hostile" \
-    "restart amp_server -" "bell amp_bell bell"; do
+    "restart amp_server -" "host-restart amp_server -" "bell amp_bell bell"; do
     read -r name bin role <<<"$run"
-    # The doorbell UART is wired on mps2-an386 only.
-    [[ $name == bell && $t != thumbv7em-none-eabihf ]] && continue
+    [[ -n $only && $name != "$only" ]] && continue
     verdict=ok
     if [[ $name == restart ]]; then
       restart "$t" "$tdir/$t/release/$bin" || { verdict=failed; ok=1; }
+    elif [[ $name == host-restart ]]; then
+      host_restart "$t" "$tdir/$t/release/$bin" || { verdict=failed; ok=1; }
     else
       pair "$t" "$tdir/$t/release/$bin" "$role" "$name" || { verdict=failed; ok=1; }
     fi

@@ -431,6 +431,71 @@ fn a_peer_restarted_before_the_first_check_is_peer_gone() {
     drop(second);
 }
 
+/// A polling server (`try_recv`, no park rounds) asks `check_peer` before
+/// each request: a client instance that dies without closing and a newer
+/// one that attaches in its place is seen at once, before the dead one's
+/// requests still in the ring are served.
+#[test]
+fn a_polling_server_sees_a_restarted_client_before_serving_its_predecessor() {
+    let link = Link::new();
+    let (sq_tx, sq_rx) = HeapRing::new(4).unwrap();
+    let (cq_tx, cq_rx) = HeapRing::new(4).unwrap();
+    let mut server = Server::from_rings(sq_rx, cq_tx, &link, Spin);
+    assert_eq!(server.check_peer(), Ok(()), "no client yet");
+    let old = Client::<4, _>::from_rings(sq_tx, cq_rx, &link, Spin);
+    assert_eq!(old.epoch(), 1);
+    let answered = old.try_submit(Request::new(1)).unwrap();
+    let _left = old.try_submit(Request::new(2)).unwrap();
+    assert_eq!(server.check_peer(), Ok(()));
+    let incoming = server.try_recv().unwrap().unwrap();
+    assert_eq!(server.check_peer(), Ok(()));
+    server.complete(incoming, 10, 0).unwrap();
+    assert_eq!(old.wait(answered).unwrap().result, 10);
+    // `old` dies here without closing (a killed process); a new instance
+    // attaches to the same link, with rings of its own.
+    let (sq2_tx, _sq2_rx) = HeapRing::<Sqe>::new(4).unwrap();
+    let (_cq2_tx, cq2_rx) = HeapRing::<Cqe>::new(4).unwrap();
+    let new = Client::<4, _>::from_rings(sq2_tx, cq2_rx, &link, Spin);
+    assert_eq!(new.epoch(), 2, "the new instance knows it is not the first");
+    assert_eq!(server.check_peer(), Err(Error::PeerGone));
+    // Latched, however often it is asked.
+    for _ in 0..3 {
+        assert_eq!(server.check_peer(), Err(Error::PeerGone));
+    }
+    drop((old, new));
+}
+
+/// A client that closes (drops its end) is gone for `check_peer` too.
+#[test]
+fn check_peer_sees_a_closed_client() {
+    let link = Link::new();
+    let (sq_tx, sq_rx) = HeapRing::<Sqe>::new(4).unwrap();
+    let (cq_tx, cq_rx) = HeapRing::<Cqe>::new(4).unwrap();
+    let mut server = Server::from_rings(sq_rx, cq_tx, &link, Spin);
+    let client = Client::<4, _>::from_rings(sq_tx, cq_rx, &link, Spin);
+    assert_eq!(server.check_peer(), Ok(()));
+    drop(client);
+    assert_eq!(server.check_peer(), Err(Error::PeerGone));
+}
+
+/// `check_peer` reports a latched corruption first: the server serves
+/// nothing more either way.
+#[test]
+fn check_peer_reports_a_latched_corruption() {
+    let link = Link::new();
+    let (mut sq_tx, sq_rx) = HeapRing::new(4).unwrap();
+    let (cq_tx, _cq_rx) = HeapRing::<Cqe>::new(4).unwrap();
+    let mut server = Server::from_rings(sq_rx, cq_tx, &link, Spin);
+    sq_tx
+        .push(Sqe {
+            payload_len: 1,
+            ..Sqe::default()
+        })
+        .unwrap();
+    assert_eq!(server.try_recv(), Err(Error::Corrupted));
+    assert_eq!(server.check_peer(), Err(Error::Corrupted));
+}
+
 #[test]
 fn a_hostile_client_is_refused_without_touching_bytes() {
     let link = Link::new();

@@ -117,12 +117,14 @@ fn pings(client: &Client<'_, IN_FLIGHT, Firmware>, count: u32) -> Result<Duratio
 /// Mean time of `count` 64-byte messages echoed over the UART alone, each
 /// checked.
 fn uart_echoes(mut socket: &UnixStream, count: u32) -> Result<Duration> {
-    // Doorbell bytes still in flight come before the firmware's start byte.
+    // This side first: the `STOP` call has returned, so no park of the
+    // notifier reads the socket and could take the firmware's answer for a
+    // doorbell. Doorbell bytes still in flight come before that answer.
+    socket.write_all(&[UART_START])?;
     let mut byte = [0u8; 1];
     while byte[0] != UART_START {
         socket.read_exact(&mut byte)?;
     }
-    socket.write_all(&[UART_START])?;
     let start = Instant::now();
     for i in 0..count {
         let message = [i as u8 ^ 0x5a; 64];

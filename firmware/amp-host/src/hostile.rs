@@ -8,17 +8,14 @@
 //! completion, random words) while the host calls: the host must get
 //! errors (`Corrupted` for both forgeries), never a crash.
 
-use super::{Result, Shared, calls, submit};
+use super::{Result, Shared, calls, submit, wait_for};
 use amp_proto::{Command, ECHO, IN_FLIGHT};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use uring_queue::uring::{Client, Error, Spin};
 
-/// How long the firmware may take to carry out a command.
-const PATIENCE: Duration = Duration::from_secs(60);
-
-/// Offsets of the submission ring's words, from the region's header.
-struct Ring {
+/// Offsets of a ring's words, from the region's header.
+pub(crate) struct Ring {
     start: usize,
     capacity: u32,
     data: usize,
@@ -27,7 +24,7 @@ struct Ring {
 impl Ring {
     /// The ring whose offset the header holds at byte `at` (12: the
     /// submission ring; 20: the completion ring).
-    fn of(shared: &Shared, at: usize) -> Self {
+    pub(crate) fn of(shared: &Shared, at: usize) -> Self {
         let start = shared.word(at).load(Ordering::Acquire) as usize;
         Self {
             start,
@@ -35,10 +32,10 @@ impl Ring {
             data: start + shared.word(start + 32).load(Ordering::Acquire) as usize,
         }
     }
-    fn tail(&self) -> usize {
+    pub(crate) fn tail(&self) -> usize {
         self.start + 128
     }
-    fn head(&self) -> usize {
+    pub(crate) fn head(&self) -> usize {
         self.start + 256
     }
 }
@@ -61,9 +58,10 @@ impl Harness<'_> {
         )
     }
 
-    /// A client on the connection the firmware laid out last.
+    /// A client on a connection no earlier client used: the firmware
+    /// abandons a connection whose client closed, and lays out the next.
     fn client(&self) -> Result<Client<'static, IN_FLIGHT, Spin>> {
-        Ok(self.shared.attach_uring()?.into_client(Spin))
+        Ok(self.shared.attach_fresh()?.0)
     }
 
     /// `count` echo requests, every byte checked.
@@ -72,18 +70,6 @@ impl Harness<'_> {
         self.next += count;
         Ok(())
     }
-}
-
-/// Polls `done` until it holds, for at most `PATIENCE`.
-fn wait_for(mut done: impl FnMut() -> bool, what: &str) -> Result<()> {
-    let deadline = Instant::now() + PATIENCE;
-    while !done() {
-        if Instant::now() > deadline {
-            return Err(format!("timed out: {what}").into());
-        }
-        std::thread::yield_now();
-    }
-    Ok(())
 }
 
 pub fn run(shared: &Shared) -> Result<()> {

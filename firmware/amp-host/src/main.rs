@@ -9,7 +9,9 @@
 //! answers a firmware client, telling it to send `<requests>`. Both then
 //! stream both ways through the two `SharedRing`s. `amp-host hostile ...`
 //! and `amp-host restart ...`: the hostile and restart runs against the
-//! firmware server (`hostile.rs`, `restart.rs`); `amp-host bell ...`: the
+//! firmware server (`hostile.rs`, `restart.rs`); `amp-host host-first ...`
+//! and `amp-host host-second ...`: the host killed and started again while
+//! the firmware serves (`rehost.rs`); `amp-host bell ...`: the
 //! doorbell run and the latency comparison against `amp_bell` (`bell.rs`). `<offset>`: where in the
 //! file the firmware's shared memory starts (bytes, a multiple of the page
 //! size; 0 by default). Exit code 0 when every check held.
@@ -17,18 +19,19 @@
 mod bell;
 mod hostile;
 mod peer;
+mod rehost;
 mod restart;
 
 use amp_proto::{
-    CONTROL_OFFSET, Control, DOWN_OFFSET, ECHO, HELLO, IN_FLIGHT, RING_LEN, SHARED_LEN, STOP,
-    UP_OFFSET, URING_LEN, URING_OFFSET,
+    CONTROL_OFFSET, Control, DOWN_OFFSET, ECHO, HELLO, IN_FLIGHT, RING_LEN, SERVER_PID, SHARED_LEN,
+    STOP, UP_OFFSET, URING_LEN, URING_OFFSET,
 };
 use rustix::mm::{MapFlags, ProtFlags, mmap};
 use std::collections::VecDeque;
 use std::error::Error;
 use std::fs::OpenOptions;
 use std::ptr::NonNull;
-use std::sync::atomic::AtomicU32;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 use uring_queue::uring::{Client, Request, Server, Spin, Ticket, Uring};
 use uring_queue::{Region, RegionError, SharedRing};
@@ -37,6 +40,22 @@ type Result<T> = std::result::Result<T, Box<dyn Error>>;
 
 /// How long the firmware may take to boot and lay the region out.
 const BOOT: Duration = Duration::from_secs(60);
+
+/// How long the firmware may take to lay out a connection or carry out a
+/// command.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// Polls `done` until it holds, for at most `PATIENCE`.
+pub(crate) fn wait_for(mut done: impl FnMut() -> bool, what: &str) -> Result<()> {
+    let deadline = Instant::now() + PATIENCE;
+    while !done() {
+        if Instant::now() > deadline {
+            return Err(format!("timed out: {what}").into());
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    Ok(())
+}
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -63,6 +82,8 @@ fn run(role: &str, file: &str, requests: u32, offset: u64) -> Result<()> {
         "hostile" => return hostile::run(&shared),
         "restart" => return restart::run(&shared, file, requests),
         "bell" => return bell::run(&shared, file, requests),
+        "host-first" => return rehost::first(&shared, requests),
+        "host-second" => return rehost::second(&shared, requests),
         _ => {}
     }
     let uring = shared.attach_uring()?;
@@ -183,6 +204,47 @@ impl Shared {
                 Err(e) => return Err(format!("attaching the uring region: {e}").into()),
             }
         }
+    }
+
+    /// A client on a connection no earlier client used (its epoch is 1),
+    /// with the epoch it found on a used one first, if any. On a used
+    /// connection it submits nothing: it drops the client (its attach has
+    /// told the firmware, whose `check_peer` saw the new epoch) and waits
+    /// for the firmware's next connection id. A connection id that changed
+    /// while it attached means the firmware laid the region out again
+    /// under it (it was abandoning the connection the id named): it drops
+    /// that client too, and attaches again.
+    pub(crate) fn attach_fresh(&self) -> Result<(Client<'static, IN_FLIGHT, Spin>, Option<u32>)> {
+        let mut used = None;
+        loop {
+            let id = self.connection_id(0)?;
+            let client = self.attach_uring()?.into_client::<IN_FLIGHT, _>(Spin);
+            let epoch = client.epoch();
+            let same = self.word(SERVER_PID).load(Ordering::Acquire) == id;
+            if epoch == 1 && same {
+                return Ok((client, used));
+            }
+            drop(client);
+            if epoch != 1 {
+                used = Some(epoch);
+                self.connection_id(id)?;
+            }
+        }
+    }
+
+    /// The firmware's connection id once it is neither 0 (being laid out)
+    /// nor `old`.
+    fn connection_id(&self, old: u32) -> Result<u32> {
+        let word = self.word(SERVER_PID);
+        let mut id = 0;
+        wait_for(
+            || {
+                id = word.load(Ordering::Acquire);
+                id != 0 && id != old
+            },
+            "the firmware lays out a new connection",
+        )?;
+        Ok(id)
     }
 
     /// The two stream rings, which the firmware laid out before the

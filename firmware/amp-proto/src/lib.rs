@@ -81,8 +81,16 @@ pub const PING: u32 = 4;
 
 /// The byte each side sends on the doorbell UART before the latency
 /// baseline's messages, so that doorbell bytes still in flight are told
-/// from them.
+/// from them: the host first, once its `STOP` call returned (so its
+/// notifier reads the socket no more), then the firmware in answer (its
+/// receive interrupt is off since before it completed `STOP`, so no
+/// handler takes the host's).
 pub const UART_START: u8 = 0xff;
+
+/// The number of the first echo request of the host started in place of a
+/// killed one (the host-restart run), so that the firmware's report tells
+/// the two hosts' requests apart.
+pub const SECOND_HOST_FIRST: u32 = 1 << 24;
 
 /// Values each side streams through its ring after `STOP`.
 pub const STREAM_VALUES: u32 = 100_000;
@@ -235,6 +243,10 @@ pub enum Command {
     /// As the hostile peer: corrupt the completion ring in the way numbered
     /// (see `amp_server`), then stop serving until `Reset`.
     Scribble(u32),
+    /// Take no more requests on this connection (the host-restart run:
+    /// requests of the old host stay in the submission ring); the liveness
+    /// checks go on, and the next connection is served.
+    Hold,
     /// End the run.
     Finish,
 }
@@ -246,6 +258,7 @@ impl Command {
             Self::Reset => 2,
             Self::Scribble(kind) => 3 | (kind & 0xff) << 4,
             Self::Finish => 4,
+            Self::Hold => 5,
         }
     }
 
@@ -255,6 +268,7 @@ impl Command {
             2 => Some(Self::Reset),
             3 => Some(Self::Scribble(word >> 4 & 0xff)),
             4 => Some(Self::Finish),
+            5 => Some(Self::Hold),
             _ => None,
         }
     }

@@ -8,7 +8,6 @@
 //! of another process.
 #![no_std]
 
-#[cfg(target_arch = "arm")]
 pub mod bell;
 mod fault;
 

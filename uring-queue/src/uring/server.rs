@@ -445,6 +445,73 @@ impl<'a, W: Notifier, const K: usize> Server<'a, W, K> {
         }
     }
 
+    /// Checks, without waiting, whether the client is still the one this
+    /// server has been serving: for servers that poll with
+    /// [`try_recv`](Self::try_recv), which runs no liveness check.
+    ///
+    /// Two words of the client's line decide it: its close flag (the
+    /// client dropped its end) and its epoch, which moves when another
+    /// client instance attaches to the same connection (the old one was
+    /// killed and a new one took its place). After that, requests still in
+    /// the submission ring came from an instance that is gone, and a
+    /// completion could meet the new instance's first tags (each instance
+    /// numbers its tags afresh): call this before [`try_recv`](Self::try_recv)
+    /// and again before [`complete`](Self::complete), and on
+    /// [`Error::PeerGone`] drop the connection and lay out a new one
+    /// rather than serve on.
+    ///
+    /// A client that exited without a restart, or went silent, is judged
+    /// only by [`recv`](Self::recv)'s park rounds (they ask the
+    /// [`Notifier`] about the client's process and count the rounds its
+    /// heartbeat stood still); this check makes no system call and counts
+    /// nothing, so it is cheap enough for every turn of a polling loop.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::PeerGone`], latched (as for `recv`), once the client
+    /// closed or another instance attached; [`Error::Corrupted`] once the
+    /// server latched it.
+    ///
+    /// # Examples
+    ///
+    /// A polling server, and a client instance that dies without closing
+    /// while a newer one attaches to the same connection:
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use uring_queue::HeapRing;
+    /// use uring_queue::uring::{Client, Error, Link, Request, Server, Spin};
+    ///
+    /// let link = Link::new();
+    /// let (sq_tx, sq_rx) = HeapRing::new(4).unwrap();
+    /// let (cq_tx, cq_rx) = HeapRing::new(4).unwrap();
+    /// let mut server = Server::from_rings(sq_rx, cq_tx, &link, Spin);
+    /// assert_eq!(server.check_peer(), Ok(()), "no client yet is no loss");
+    /// let old = Client::<4, _>::from_rings(sq_tx, cq_rx, &link, Spin);
+    /// old.try_submit(Request::new(1)).unwrap();
+    /// assert_eq!(server.check_peer(), Ok(()));
+    /// // `old` is killed (never dropped: nothing tells the server), and a
+    /// // new instance attaches in its place.
+    /// let (_, cq_rx) = HeapRing::new(4).unwrap();
+    /// let (sq_tx, _) = HeapRing::new(4).unwrap();
+    /// let new = Client::<4, _>::from_rings(sq_tx, cq_rx, &link, Spin);
+    /// assert_eq!(new.epoch(), old.epoch() + 1);
+    /// // The old instance's request is still in the ring; the check says
+    /// // not to serve it.
+    /// assert_eq!(server.check_peer(), Err(Error::PeerGone));
+    /// assert_eq!(server.check_peer(), Err(Error::PeerGone));
+    /// # drop((old, new)); }
+    /// ```
+    pub fn check_peer(&mut self) -> Result<(), Error> {
+        if self.corrupted {
+            return Err(Error::Corrupted);
+        }
+        let alive = self
+            .watch
+            .check(&self.link.client, &self.notifier, &self.options, false);
+        if alive { Ok(()) } else { Err(Error::PeerGone) }
+    }
+
     fn check_owner(&self, incoming: &Incoming) -> Result<(), Error> {
         if incoming.owner == (self.area.id(), self.epoch) {
             Ok(())

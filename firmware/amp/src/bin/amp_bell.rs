@@ -1,4 +1,4 @@
-//! The amp scenario with doorbells (`mps2-an386` only): the firmware
+//! The amp scenario with doorbells (`amp::bell`): the firmware
 //! server parks in `WFI` through its UART notifier (`amp::bell::Bell`)
 //! instead of polling (it parks as soon as it finds nothing to do), and is
 //! woken by the host's doorbell byte; it rings
@@ -10,11 +10,8 @@
 #![no_main]
 
 use amp::Outcome;
-#[cfg(target_arch = "arm")]
 use amp::bell::{self, Bell};
-#[cfg(target_arch = "arm")]
 use amp_proto::{ECHO, PING, STOP, URING_LEN, URING_OFFSET};
-#[cfg(target_arch = "arm")]
 use uring_queue::uring::{Incoming, Options, Server, Uring};
 
 #[cfg_attr(target_arch = "arm", cortex_m_rt::entry)]
@@ -23,13 +20,6 @@ fn main() -> ! {
     amp::finish("amp_bell", serve())
 }
 
-/// No doorbell UART is wired on the other machines yet.
-#[cfg(not(target_arch = "arm"))]
-fn serve() -> Outcome {
-    Err("no doorbell on this machine")
-}
-
-#[cfg(target_arch = "arm")]
 fn serve() -> Outcome {
     let id = amp::next_connection_id();
     // SAFETY: made once, here.
@@ -48,6 +38,9 @@ fn serve() -> Outcome {
         let incoming = server.recv().map_err(|_| "the host's requests arrive")?;
         if incoming.opcode() == STOP {
             let messages = incoming.flags();
+            // The UART is polled from now on: the host's start byte, which
+            // may come as soon as `STOP` is answered, stays in the UART.
+            bell::poll_only();
             server
                 .complete(incoming, 0, 0)
                 .map_err(|_| "the completion is posted")?;
@@ -57,8 +50,8 @@ fn serve() -> Outcome {
         served += 1;
     };
     amp::report("amp_bell: requests served: ", served);
-    amp::report("amp_bell: doorbells taken: ", bell::rung());
-    if bell::rung() == 0 {
+    amp::report("amp_bell: doorbells taken: ", bell::rung_count());
+    if bell::rung_count() == 0 {
         return Err("the host's doorbell woke the firmware");
     }
     bell::echo(uart_messages);
@@ -67,7 +60,6 @@ fn serve() -> Outcome {
 }
 
 /// Answers an echo request (checked) or a `PING` (the body copied).
-#[cfg(target_arch = "arm")]
 fn answer(server: &mut Server<'_, Bell>, incoming: Incoming) -> Outcome {
     let (body, response) = server
         .buffers(&incoming)

@@ -411,6 +411,43 @@ impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
     pub fn in_flight(&self) -> usize {
         self.inner.lock().table.in_flight() as usize
     }
+
+    /// The epoch this client took as it attached: 1 for the first client
+    /// of a freshly laid out connection, one more for each client instance
+    /// that attached to it before.
+    ///
+    /// A process that restarts and finds the connection it used before
+    /// still laid out must not submit on it when this is not 1: requests
+    /// of its dead predecessor may still be in the rings, and their
+    /// completions could meet its own first tags. Attaching has already
+    /// told the server (whose [`Server::check_peer`](super::Server::check_peer)
+    /// and `recv` now report [`Error::PeerGone`]); drop this client and
+    /// attach the connection the server lays out next.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use uring_queue::uring::{Config, Spin, Uring};
+    /// use uring_queue::Region;
+    ///
+    /// #[repr(C, align(128))]
+    /// struct Mem([u8; 8192]);
+    /// let mut mem = Box::new(Mem([0; 8192]));
+    /// let config = Config::new(4, 4, 0);
+    /// Uring::init(Region::new(&mut mem.0), config).unwrap();
+    /// fn attach(mem: &mut Mem) -> Uring<'_> {
+    ///     Uring::attach(Region::new(&mut mem.0)).unwrap()
+    /// }
+    /// assert_eq!(attach(&mut mem).into_client::<4, _>(Spin).epoch(), 1);
+    /// // A second instance of the client process finds the connection used.
+    /// assert_eq!(attach(&mut mem).into_client::<4, _>(Spin).epoch(), 2);
+    /// // The server lays out a fresh one: its first client again.
+    /// Uring::init(Region::new(&mut mem.0), config).unwrap();
+    /// assert_eq!(attach(&mut mem).into_client::<4, _>(Spin).epoch(), 1);
+    /// ```
+    pub fn epoch(&self) -> u32 {
+        self.owner.epoch
+    }
 }
 
 impl<const N: usize, W: Notifier, const K: usize> Drop for Client<'_, N, W, K> {
