@@ -3,7 +3,8 @@
 
 use crate::uring::{Config, URING_ALIGN, Uring};
 use crate::{Region, RegionError, SHARED_RING_ALIGN};
-use alloc::alloc::{Layout, alloc_zeroed, dealloc};
+use alloc::alloc::{alloc_zeroed, dealloc};
+use core::alloc::Layout;
 use core::fmt;
 use core::ops::{Deref, DerefMut};
 use core::ptr::NonNull;
