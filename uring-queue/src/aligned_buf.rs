@@ -1,5 +1,5 @@
-//! An owned, zeroed heap buffer aligned for every layout of the crate: the
-//! memory a [`Region`] needs when both sides live in one process.
+//! An owned, zeroed heap buffer aligned for a connection or a shared ring:
+//! the memory a [`Region`] needs when both sides live in one process.
 
 use crate::uring::{Config, URING_ALIGN, Uring};
 use crate::{Region, RegionError, SHARED_RING_ALIGN};
@@ -15,8 +15,14 @@ const _: () = assert!(AlignedBuf::ALIGN % SHARED_RING_ALIGN == 0);
 
 /// Zeroed heap memory whose first byte sits on an [`AlignedBuf::ALIGN`]
 /// boundary: what [`Uring::init`] and
-/// [`SharedRing::init`](crate::SharedRing::init) need, without an aligned
-/// struct of one's own. Freed on drop.
+/// [`SharedRing::init`](crate::SharedRing::init) (for elements aligned to at
+/// most that much) need, without an aligned struct of one's own. Freed on
+/// drop.
+///
+/// There is no owning `Uring`: the client and server borrow their region
+/// (`Client<'a>`, `Server<'a>`), so a connection that owned its buffer would
+/// borrow from itself. Keep the buffer beside them, in a scope that outlives
+/// both.
 ///
 /// It dereferences to its bytes, so a part of it (`&mut buf[..n]`) can back a
 /// [`Region`] too. Across processes, map a `SharedMemory` instead (`std`,
@@ -142,6 +148,25 @@ impl AlignedBuf {
     /// let start = mem.as_ptr();
     /// let region = mem.region();
     /// assert_eq!((region.as_ptr().cast_const(), region.len()), (start, 256));
+    /// ```
+    ///
+    /// One region at a time, so safe code builds one layout over the bytes:
+    ///
+    /// ```compile_fail,E0499
+    /// let mut mem = uring_queue::AlignedBuf::zeroed(256).unwrap();
+    /// let a = mem.region();
+    /// let b = mem.region();
+    /// drop((a, b));
+    /// ```
+    ///
+    /// and no region outlives its buffer:
+    ///
+    /// ```compile_fail,E0597
+    /// let region = {
+    ///     let mut mem = uring_queue::AlignedBuf::zeroed(256).unwrap();
+    ///     mem.region()
+    /// };
+    /// drop(region);
     /// ```
     pub fn region(&mut self) -> Region<'_> {
         Region::new(self)
