@@ -291,6 +291,19 @@ mod tests {
         );
     }
 
+    // Miri stops at an allocation this large ("resource exhaustion")
+    // instead of returning null.
+    #[test]
+    #[cfg_attr(miri, ignore)]
+    fn refused_allocation_is_a_typed_error() {
+        // The largest length the layout accepts: no address space holds it.
+        let len = isize::MAX as usize & !(AlignedBuf::ALIGN - 1);
+        assert_eq!(
+            AlignedBuf::zeroed(len).unwrap_err(),
+            AlignedBufError::OutOfMemory { len }
+        );
+    }
+
     #[test]
     fn invalid_config_is_a_typed_error() {
         let err = AlignedBuf::for_uring(&Config::new(4, 4, u32::MAX as usize + 1)).unwrap_err();
