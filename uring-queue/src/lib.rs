@@ -9,6 +9,8 @@ extern crate alloc;
 #[cfg(any(test, feature = "std"))]
 extern crate std;
 
+#[cfg(all(feature = "alloc", not(loom)))]
+mod aligned_buf;
 #[cfg(feature = "std")]
 mod blocking;
 mod consumer;
@@ -35,6 +37,8 @@ mod shared_ring;
 mod shm;
 pub mod uring;
 
+#[cfg(all(feature = "alloc", not(loom)))]
+pub use aligned_buf::{AlignedBuf, AlignedBufError};
 pub use consumer::{Batch, Consumer, ReadChunk};
 pub use copy::{CopyError, Fault};
 pub use error::{CapacityError, Error, RegionError};

@@ -20,8 +20,9 @@ use core::ptr::NonNull;
 ///
 /// # Examples
 ///
-/// Memory of the heap promises no such alignment; start the region on a
-/// boundary inside a larger buffer:
+/// Memory of the heap promises no such alignment. `AlignedBuf` (feature
+/// `alloc`) has it; by hand, start the region on a boundary inside a larger
+/// buffer:
 ///
 /// ```
 /// use uring_queue::uring::{Config, Error, URING_ALIGN, Uring};
@@ -54,12 +55,11 @@ pub const URING_ALIGN: usize = 128;
 ///
 /// ```
 /// use uring_queue::uring::{Config, Request, Spin, Uring};
-/// use uring_queue::Region;
+/// use uring_queue::AlignedBuf;
 ///
-/// #[repr(C, align(128))]
-/// struct Mem([u8; 16384]);
-/// let mut mem = Box::new(Mem([0; 16384]));
-/// let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 4096)).unwrap();
+/// let config = Config::new(4, 4, 4096);
+/// let mut mem = AlignedBuf::for_uring(&config).unwrap();
+/// let uring = Uring::init(mem.region(), config).unwrap();
 /// assert_eq!(uring.payload_len(), 4096);
 /// let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
 /// std::thread::scope(|s| {
@@ -129,18 +129,16 @@ impl<'a> Uring<'a> {
     ///
     /// ```
     /// use uring_queue::uring::{Config, Error, Uring};
-    /// use uring_queue::{Region, RegionError};
+    /// use uring_queue::{AlignedBuf, Region, RegionError};
     ///
-    /// #[repr(C, align(128))]
-    /// struct Mem([u8; 8192]);
-    /// let mut mem = Box::new(Mem([0; 8192]));
+    /// let mut mem = AlignedBuf::zeroed(8192).unwrap();
     /// let config = Config::new(4, 4, 1024);
     /// assert_eq!(Uring::required_size(&config), Ok(5120));
     /// assert_eq!(
-    ///     Uring::init(Region::new(&mut mem.0[..4096]), config).unwrap_err(),
+    ///     Uring::init(Region::new(&mut mem[..4096]), config).unwrap_err(),
     ///     Error::Region(RegionError::TooSmall { needed: 5120, actual: 4096 })
     /// );
-    /// let uring = Uring::init(Region::new(&mut mem.0), config).unwrap();
+    /// let uring = Uring::init(mem.region(), config).unwrap();
     /// assert_eq!(uring.payload_len(), 1024);
     /// ```
     pub fn init(region: Region<'a>, config: Config) -> Result<Self, Error> {
@@ -175,17 +173,15 @@ impl<'a> Uring<'a> {
     ///
     /// ```
     /// use uring_queue::uring::{Config, Error, Uring};
-    /// use uring_queue::{Region, RegionError};
+    /// use uring_queue::{AlignedBuf, RegionError};
     ///
-    /// #[repr(C, align(128))]
-    /// struct Mem([u8; 8192]);
-    /// let mut mem = Box::new(Mem([0; 8192]));
+    /// let mut mem = AlignedBuf::zeroed(8192).unwrap();
     /// assert_eq!(
-    ///     Uring::attach(Region::new(&mut mem.0)).unwrap_err(),
+    ///     Uring::attach(mem.region()).unwrap_err(),
     ///     Error::Region(RegionError::NotReady { state: 0 })
     /// );
-    /// Uring::init(Region::new(&mut mem.0), Config::new(4, 8, 1024)).unwrap();
-    /// let uring = Uring::attach(Region::new(&mut mem.0)).unwrap();
+    /// Uring::init(mem.region(), Config::new(4, 8, 1024)).unwrap();
+    /// let uring = Uring::attach(mem.region()).unwrap();
     /// assert_eq!(uring.payload_len(), 1024);
     /// ```
     pub fn attach(region: Region<'a>) -> Result<Self, Error> {
@@ -204,19 +200,17 @@ impl<'a> Uring<'a> {
     ///
     /// ```
     /// use uring_queue::uring::{Config, Error, NotifierKind, Uring};
-    /// use uring_queue::Region;
+    /// use uring_queue::AlignedBuf;
     ///
-    /// #[repr(C, align(128))]
-    /// struct Mem([u8; 8192]);
-    /// let mut mem = Box::new(Mem([0; 8192]));
+    /// let mut mem = AlignedBuf::zeroed(8192).unwrap();
     /// let config = Config::new(4, 4, 0).with_notifier(NotifierKind::EventFd);
-    /// Uring::init(Region::new(&mut mem.0), config).unwrap();
+    /// Uring::init(mem.region(), config).unwrap();
     /// // A futex side would never be woken by an eventfd side.
     /// assert_eq!(
-    ///     Uring::attach(Region::new(&mut mem.0)).unwrap_err(),
+    ///     Uring::attach(mem.region()).unwrap_err(),
     ///     Error::NotifierMismatch { expected: NotifierKind::Word, found: 1 }
     /// );
-    /// assert!(Uring::attach_with(Region::new(&mut mem.0), NotifierKind::EventFd).is_ok());
+    /// assert!(Uring::attach_with(mem.region(), NotifierKind::EventFd).is_ok());
     /// ```
     pub fn attach_with(region: Region<'a>, kind: NotifierKind) -> Result<Self, Error> {
         let header = layout::header::<Header>(&region, 0, URING_ALIGN)?;
@@ -239,14 +233,12 @@ impl<'a> Uring<'a> {
     ///
     /// ```
     /// use uring_queue::uring::{Config, Uring};
-    /// use uring_queue::Region;
+    /// use uring_queue::AlignedBuf;
     ///
-    /// #[repr(C, align(128))]
-    /// struct Mem([u8; 8192]);
-    /// let mut mem = Box::new(Mem([0; 8192]));
-    /// Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 2048)).unwrap();
+    /// let mut mem = AlignedBuf::zeroed(8192).unwrap();
+    /// Uring::init(mem.region(), Config::new(4, 4, 2048)).unwrap();
     /// // The attacher learns the size from the header.
-    /// assert_eq!(Uring::attach(Region::new(&mut mem.0)).unwrap().payload_len(), 2048);
+    /// assert_eq!(Uring::attach(mem.region()).unwrap().payload_len(), 2048);
     /// ```
     pub fn payload_len(&self) -> usize {
         self.area.len() as usize
@@ -259,13 +251,11 @@ impl<'a> Uring<'a> {
     ///
     /// ```
     /// use uring_queue::uring::{Config, Spin, Uring};
-    /// use uring_queue::Region;
+    /// use uring_queue::AlignedBuf;
     ///
-    /// #[repr(C, align(128))]
-    /// struct Mem([u8; 8192]);
-    /// let mut mem = Box::new(Mem([0; 8192]));
-    /// Uring::init(Region::new(&mut mem.0), Config::new(4, 8, 0)).unwrap();
-    /// let client = Uring::attach(Region::new(&mut mem.0)).unwrap().into_client::<16, _>(Spin);
+    /// let mut mem = AlignedBuf::zeroed(8192).unwrap();
+    /// Uring::init(mem.region(), Config::new(4, 8, 0)).unwrap();
+    /// let client = Uring::attach(mem.region()).unwrap().into_client::<16, _>(Spin);
     /// // Never more in flight than the completion ring holds.
     /// assert_eq!(client.credits(), 4);
     /// ```
@@ -285,12 +275,10 @@ impl<'a> Uring<'a> {
     ///
     /// ```
     /// use uring_queue::uring::{Config, Spin, Uring};
-    /// use uring_queue::Region;
+    /// use uring_queue::AlignedBuf;
     ///
-    /// #[repr(C, align(128))]
-    /// struct Mem([u8; 8192]);
-    /// let mut mem = Box::new(Mem([0; 8192]));
-    /// let mut server = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 0))
+    /// let mut mem = AlignedBuf::zeroed(8192).unwrap();
+    /// let mut server = Uring::init(mem.region(), Config::new(4, 4, 0))
     ///     .unwrap()
     ///     .into_server(Spin);
     /// assert_eq!(server.try_recv(), Ok(None));
@@ -313,13 +301,11 @@ impl<'a> Uring<'a> {
     ///
     /// ```
     /// use uring_queue::uring::{Config, Uring};
-    /// use uring_queue::Region;
+    /// use uring_queue::AlignedBuf;
     ///
-    /// #[repr(C, align(128))]
-    /// struct Mem([u8; 8192]);
-    /// let mut mem = Box::new(Mem([0; 8192]));
-    /// Uring::init(Region::new(&mut mem.0), Config::new(4, 8, 0).with_release_every(2, 8)).unwrap();
-    /// let uring = Uring::attach(Region::new(&mut mem.0)).unwrap();
+    /// let mut mem = AlignedBuf::zeroed(8192).unwrap();
+    /// Uring::init(mem.region(), Config::new(4, 8, 0).with_release_every(2, 8)).unwrap();
+    /// let uring = Uring::attach(mem.region()).unwrap();
     /// assert_eq!((uring.sq_release_every(), uring.cq_release_every()), (2, 8));
     /// ```
     pub fn sq_release_every(&self) -> usize {
@@ -333,12 +319,10 @@ impl<'a> Uring<'a> {
     ///
     /// ```
     /// use uring_queue::uring::{Config, Uring};
-    /// use uring_queue::Region;
+    /// use uring_queue::AlignedBuf;
     ///
-    /// #[repr(C, align(128))]
-    /// struct Mem([u8; 8192]);
-    /// let mut mem = Box::new(Mem([0; 8192]));
-    /// let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 8, 0)).unwrap();
+    /// let mut mem = AlignedBuf::zeroed(8192).unwrap();
+    /// let uring = Uring::init(mem.region(), Config::new(4, 8, 0)).unwrap();
     /// // Publish on every pop unless the config said otherwise.
     /// assert_eq!(uring.cq_release_every(), 1);
     /// ```
@@ -361,19 +345,17 @@ impl<'a> Uring<'a> {
     ///
     /// ```
     /// use uring_queue::uring::{Config, Error, Spin, Uring};
-    /// use uring_queue::{Region, RegionError};
+    /// use uring_queue::{AlignedBuf, RegionError};
     ///
-    /// #[repr(C, align(128))]
-    /// struct Mem([u8; 8192]);
-    /// let mut mem = Box::new(Mem([0; 8192]));
+    /// let mut mem = AlignedBuf::zeroed(8192).unwrap();
     /// let config = Config::new(4, 8, 0).with_release_every(1, 4);
-    /// Uring::init(Region::new(&mut mem.0), config).unwrap();
-    /// let uring = Uring::attach(Region::new(&mut mem.0)).unwrap();
+    /// Uring::init(mem.region(), config).unwrap();
+    /// let uring = Uring::attach(mem.region()).unwrap();
     /// assert_eq!(
     ///     uring.into_deferred_client::<4, 8, _>(Spin).unwrap_err(),
     ///     Error::Region(RegionError::ReleaseInterval { found: 8, max: 4 })
     /// );
-    /// let uring = Uring::attach(Region::new(&mut mem.0)).unwrap();
+    /// let uring = Uring::attach(mem.region()).unwrap();
     /// let client = uring.into_deferred_client::<4, 4, _>(Spin).unwrap();
     /// assert_eq!(client.credits(), 4);
     /// ```
@@ -406,18 +388,16 @@ impl<'a> Uring<'a> {
     ///
     /// ```
     /// use uring_queue::uring::{Config, Error, Spin, Uring};
-    /// use uring_queue::{Region, RegionError};
+    /// use uring_queue::{AlignedBuf, RegionError};
     ///
-    /// #[repr(C, align(128))]
-    /// struct Mem([u8; 8192]);
-    /// let mut mem = Box::new(Mem([0; 8192]));
+    /// let mut mem = AlignedBuf::zeroed(8192).unwrap();
     /// let config = Config::new(4, 4, 0).with_release_every(2, 1);
-    /// let uring = Uring::init(Region::new(&mut mem.0), config).unwrap();
+    /// let uring = Uring::init(mem.region(), config).unwrap();
     /// assert_eq!(
     ///     uring.into_deferred_server::<3, _>(Spin).unwrap_err(),
     ///     Error::Region(RegionError::ReleaseInterval { found: 3, max: 2 })
     /// );
-    /// let uring = Uring::attach(Region::new(&mut mem.0)).unwrap();
+    /// let uring = Uring::attach(mem.region()).unwrap();
     /// let mut server = uring.into_deferred_server::<2, _>(Spin).unwrap();
     /// assert_eq!(server.try_recv(), Ok(None));
     /// ```
@@ -441,12 +421,10 @@ impl<'a> Uring<'a> {
     ///
     /// ```
     /// use uring_queue::uring::{Config, Request, Spin, Uring};
-    /// use uring_queue::Region;
+    /// use uring_queue::AlignedBuf;
     ///
-    /// #[repr(C, align(128))]
-    /// struct Mem([u8; 8192]);
-    /// let mut mem = Box::new(Mem([0; 8192]));
-    /// let uring = Uring::init(Region::new(&mut mem.0), Config::new(2, 2, 0)).unwrap();
+    /// let mut mem = AlignedBuf::zeroed(8192).unwrap();
+    /// let uring = Uring::init(mem.region(), Config::new(2, 2, 0)).unwrap();
     /// // An in-flight table of 8, but the rings give 2 credits.
     /// let (client, mut server) = uring.split::<8, _, _>(Spin, Spin);
     /// assert_eq!(client.credits(), 2);

@@ -50,14 +50,12 @@ type Local = super::Spin;
 /// ```
 /// # #[cfg(not(miri))] { // Miri cannot make these system calls.
 /// use uring_queue::uring::{Config, EventFd, NotifierKind, Request, Uring};
-/// use uring_queue::Region;
+/// use uring_queue::AlignedBuf;
 ///
-/// #[repr(C, align(128))]
-/// struct Mem([u8; 8192]);
-/// let mut mem = Box::new(Mem([0; 8192]));
+/// let mut mem = AlignedBuf::zeroed(8192).unwrap();
 /// let config = Config::new(4, 4, 0).with_notifier(NotifierKind::EventFd);
 /// let (for_client, for_server) = EventFd::pair().unwrap();
-/// let (client, mut server) = Uring::init(Region::new(&mut mem.0), config)
+/// let (client, mut server) = Uring::init(mem.region(), config)
 ///     .unwrap()
 ///     .split::<4, _, _>(for_client, for_server);
 /// std::thread::scope(|s| {

@@ -26,17 +26,15 @@ use core::mem::{align_of, size_of};
 ///
 /// ```
 /// use uring_queue::uring::{Error, URING_MAGIC, Uring};
-/// use uring_queue::{Region, RegionError, SHARED_RING_MAGIC, SharedRing};
+/// use uring_queue::{AlignedBuf, RegionError, SHARED_RING_MAGIC, SharedRing};
 ///
 /// assert_eq!(&URING_MAGIC.to_ne_bytes(), b"URQU");
-/// #[repr(C, align(128))]
-/// struct Mem([u8; 4096]);
-/// let mut mem = Box::new(Mem([0; 4096]));
+/// let mut mem = AlignedBuf::zeroed(4096).unwrap();
 /// // A shared ring's region is no connection.
-/// SharedRing::<u64>::init(Region::new(&mut mem.0), 16).unwrap();
+/// SharedRing::<u64>::init(mem.region(), 16).unwrap();
 /// let found = SHARED_RING_MAGIC;
 /// assert_eq!(
-///     Uring::attach(Region::new(&mut mem.0)).unwrap_err(),
+///     Uring::attach(mem.region()).unwrap_err(),
 ///     Error::Region(RegionError::BadMagic { found })
 /// );
 /// ```
@@ -49,13 +47,11 @@ pub const URING_MAGIC: u32 = u32::from_ne_bytes(*b"URQU");
 ///
 /// ```
 /// use uring_queue::uring::{Config, URING_VERSION, Uring};
-/// use uring_queue::Region;
+/// use uring_queue::AlignedBuf;
 ///
-/// #[repr(C, align(128))]
-/// struct Mem([u8; 8192]);
-/// let mut mem = Box::new(Mem([0; 8192]));
-/// Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 0)).unwrap();
-/// assert_eq!(mem.0[4..8], URING_VERSION.to_ne_bytes());
+/// let mut mem = AlignedBuf::zeroed(8192).unwrap();
+/// Uring::init(mem.region(), Config::new(4, 4, 0)).unwrap();
+/// assert_eq!(mem[4..8], URING_VERSION.to_ne_bytes());
 /// ```
 pub const URING_VERSION: u32 = 2;
 

@@ -41,12 +41,11 @@
 //!
 //! ```
 //! use uring_queue::uring::{Config, Request, Spin, Uring};
-//! use uring_queue::Region;
+//! use uring_queue::AlignedBuf;
 //!
-//! #[repr(C, align(128))]
-//! struct Mem([u8; 16384]);
-//! let mut mem = Box::new(Mem([0; 16384]));
-//! let (client, mut server) = Uring::init(Region::new(&mut mem.0), Config::new(8, 8, 4096))
+//! let config = Config::new(8, 8, 4096);
+//! let mut mem = AlignedBuf::for_uring(&config).unwrap();
+//! let (client, mut server) = Uring::init(mem.region(), config)
 //!     .unwrap()
 //!     .split::<8, _, _>(Spin, Spin);
 //! let ticket = client.try_submit(Request::new(7)).unwrap();

@@ -96,12 +96,10 @@ impl Request {
 ///
 /// ```
 /// use uring_queue::uring::{Config, Request, Spin, Uring};
-/// use uring_queue::Region;
+/// use uring_queue::AlignedBuf;
 ///
-/// #[repr(C, align(128))]
-/// struct Mem([u8; 8192]);
-/// let mut mem = Box::new(Mem([0; 8192]));
-/// let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 1024)).unwrap();
+/// let mut mem = AlignedBuf::zeroed(8192).unwrap();
+/// let uring = Uring::init(mem.region(), Config::new(4, 4, 1024)).unwrap();
 /// let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
 /// let ticket = client.try_submit(Request::new(1)).unwrap();
 /// let incoming = server.try_recv().unwrap().unwrap();
@@ -132,12 +130,10 @@ impl Reply {
     ///
     /// ```
     /// use uring_queue::uring::{Config, Request, Spin, Uring};
-    /// use uring_queue::Region;
+    /// use uring_queue::AlignedBuf;
     ///
-    /// #[repr(C, align(128))]
-    /// struct Mem([u8; 8192]);
-    /// let mut mem = Box::new(Mem([0; 8192]));
-    /// let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 1024)).unwrap();
+    /// let mut mem = AlignedBuf::zeroed(8192).unwrap();
+    /// let uring = Uring::init(mem.region(), Config::new(4, 4, 1024)).unwrap();
     /// let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
     /// let out = client.alloc(64).unwrap();
     /// let ticket = client.try_submit(Request::new(1).with_response(out)).unwrap();
@@ -162,12 +158,10 @@ impl Reply {
 ///
 /// ```
 /// use uring_queue::uring::{Config, Request, Spin, Uring};
-/// use uring_queue::Region;
+/// use uring_queue::AlignedBuf;
 ///
-/// #[repr(C, align(128))]
-/// struct Mem([u8; 8192]);
-/// let mut mem = Box::new(Mem([0; 8192]));
-/// let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 0)).unwrap();
+/// let mut mem = AlignedBuf::zeroed(8192).unwrap();
+/// let uring = Uring::init(mem.region(), Config::new(4, 4, 0)).unwrap();
 /// let (client, _server) = uring.split::<4, _, _>(Spin, Spin);
 /// let ticket = client.try_submit(Request::new(1)).unwrap();
 /// assert_eq!(client.in_flight(), 1);
@@ -189,12 +183,10 @@ impl Ticket {
     ///
     /// ```
     /// use uring_queue::uring::{Config, Request, Spin, Uring};
-    /// use uring_queue::Region;
+    /// use uring_queue::AlignedBuf;
     ///
-    /// #[repr(C, align(128))]
-    /// struct Mem([u8; 8192]);
-    /// let mut mem = Box::new(Mem([0; 8192]));
-    /// let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 0)).unwrap();
+    /// let mut mem = AlignedBuf::zeroed(8192).unwrap();
+    /// let uring = Uring::init(mem.region(), Config::new(4, 4, 0)).unwrap();
     /// let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
     /// let ticket = client.try_submit(Request::new(1)).unwrap();
     /// assert_eq!(server.try_recv().unwrap().unwrap().user_data(), ticket.user_data());

@@ -51,11 +51,9 @@ impl Incoming {
     ///
     /// ```
     /// # use uring_queue::uring::{Config, Request, Spin, Uring};
-    /// # use uring_queue::Region;
-    /// # #[repr(C, align(128))]
-    /// # struct Mem([u8; 8192]);
-    /// # let mut mem = Box::new(Mem([0; 8192]));
-    /// # let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 1024)).unwrap();
+    /// # use uring_queue::AlignedBuf;
+    /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
+    /// # let uring = Uring::init(mem.region(), Config::new(4, 4, 1024)).unwrap();
     /// # let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
     /// let ticket = client.try_submit(Request::new(7)).unwrap();
     /// let incoming = server.try_recv().unwrap().unwrap();
@@ -74,11 +72,9 @@ impl Incoming {
     ///
     /// ```
     /// # use uring_queue::uring::{Config, Request, Spin, Uring};
-    /// # use uring_queue::Region;
-    /// # #[repr(C, align(128))]
-    /// # struct Mem([u8; 8192]);
-    /// # let mut mem = Box::new(Mem([0; 8192]));
-    /// # let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 1024)).unwrap();
+    /// # use uring_queue::AlignedBuf;
+    /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
+    /// # let uring = Uring::init(mem.region(), Config::new(4, 4, 1024)).unwrap();
     /// # let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
     /// client.try_submit(Request::new(7)).unwrap();
     /// assert_eq!(server.try_recv().unwrap().unwrap().opcode(), 7);
@@ -93,11 +89,9 @@ impl Incoming {
     ///
     /// ```
     /// # use uring_queue::uring::{Config, Request, Spin, Uring};
-    /// # use uring_queue::Region;
-    /// # #[repr(C, align(128))]
-    /// # struct Mem([u8; 8192]);
-    /// # let mut mem = Box::new(Mem([0; 8192]));
-    /// # let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 1024)).unwrap();
+    /// # use uring_queue::AlignedBuf;
+    /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
+    /// # let uring = Uring::init(mem.region(), Config::new(4, 4, 1024)).unwrap();
     /// # let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
     /// client.try_submit(Request::new(7).with_flags(0b101)).unwrap();
     /// assert_eq!(server.try_recv().unwrap().unwrap().flags(), 0b101);
@@ -112,11 +106,9 @@ impl Incoming {
     ///
     /// ```
     /// # use uring_queue::uring::{Config, Request, Spin, Uring};
-    /// # use uring_queue::Region;
-    /// # #[repr(C, align(128))]
-    /// # struct Mem([u8; 8192]);
-    /// # let mut mem = Box::new(Mem([0; 8192]));
-    /// # let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 1024)).unwrap();
+    /// # use uring_queue::AlignedBuf;
+    /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
+    /// # let uring = Uring::init(mem.region(), Config::new(4, 4, 1024)).unwrap();
     /// # let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
     /// let body = client.alloc(100).unwrap();
     /// client.try_submit(Request::new(1).with_payload(body)).unwrap();
@@ -135,11 +127,9 @@ impl Incoming {
     ///
     /// ```
     /// # use uring_queue::uring::{Config, Request, Spin, Uring};
-    /// # use uring_queue::Region;
-    /// # #[repr(C, align(128))]
-    /// # struct Mem([u8; 8192]);
-    /// # let mut mem = Box::new(Mem([0; 8192]));
-    /// # let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 1024)).unwrap();
+    /// # use uring_queue::AlignedBuf;
+    /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
+    /// # let uring = Uring::init(mem.region(), Config::new(4, 4, 1024)).unwrap();
     /// # let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
     /// let out = client.alloc(16).unwrap();
     /// client.try_submit(Request::new(1).with_response(out)).unwrap();
@@ -173,12 +163,10 @@ impl Incoming {
 ///
 /// ```
 /// use uring_queue::uring::{Config, Error, Request, Spin, Uring};
-/// use uring_queue::Region;
+/// use uring_queue::AlignedBuf;
 ///
-/// #[repr(C, align(128))]
-/// struct Mem([u8; 8192]);
-/// let mut mem = Box::new(Mem([0; 8192]));
-/// let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 0)).unwrap();
+/// let mut mem = AlignedBuf::zeroed(8192).unwrap();
+/// let uring = Uring::init(mem.region(), Config::new(4, 4, 0)).unwrap();
 /// let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
 /// std::thread::scope(|s| {
 ///     let served = s.spawn(move || {
@@ -309,11 +297,9 @@ impl<'a, W: Notifier, const K: usize> Server<'a, W, K> {
     ///
     /// ```
     /// # use uring_queue::uring::{Config, Spin, Uring};
-    /// # use uring_queue::Region;
-    /// # #[repr(C, align(128))]
-    /// # struct Mem([u8; 8192]);
-    /// # let mut mem = Box::new(Mem([0; 8192]));
-    /// # let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 0)).unwrap();
+    /// # use uring_queue::AlignedBuf;
+    /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
+    /// # let uring = Uring::init(mem.region(), Config::new(4, 4, 0)).unwrap();
     /// use uring_queue::uring::Options;
     ///
     /// let server = uring.into_server(Spin);
@@ -530,11 +516,9 @@ impl<'a, W: Notifier, const K: usize> Server<'a, W, K> {
     ///
     /// ```
     /// # use uring_queue::uring::{Config, Request, Spin, Uring};
-    /// # use uring_queue::Region;
-    /// # #[repr(C, align(128))]
-    /// # struct Mem([u8; 8192]);
-    /// # let mut mem = Box::new(Mem([0; 8192]));
-    /// # let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 1024)).unwrap();
+    /// # use uring_queue::AlignedBuf;
+    /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
+    /// # let uring = Uring::init(mem.region(), Config::new(4, 4, 1024)).unwrap();
     /// # let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
     /// let mut body = client.alloc(5).unwrap();
     /// client.bytes_mut(&mut body).unwrap().copy_from_slice(b"hello");
@@ -562,11 +546,9 @@ impl<'a, W: Notifier, const K: usize> Server<'a, W, K> {
     ///
     /// ```
     /// # use uring_queue::uring::{Config, Request, Spin, Uring};
-    /// # use uring_queue::Region;
-    /// # #[repr(C, align(128))]
-    /// # struct Mem([u8; 8192]);
-    /// # let mut mem = Box::new(Mem([0; 8192]));
-    /// # let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 1024)).unwrap();
+    /// # use uring_queue::AlignedBuf;
+    /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
+    /// # let uring = Uring::init(mem.region(), Config::new(4, 4, 1024)).unwrap();
     /// # let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
     /// let out = client.alloc(4).unwrap();
     /// let ticket = client.try_submit(Request::new(1).with_response(out)).unwrap();
@@ -594,11 +576,9 @@ impl<'a, W: Notifier, const K: usize> Server<'a, W, K> {
     ///
     /// ```
     /// # use uring_queue::uring::{Config, Request, Spin, Uring};
-    /// # use uring_queue::Region;
-    /// # #[repr(C, align(128))]
-    /// # struct Mem([u8; 8192]);
-    /// # let mut mem = Box::new(Mem([0; 8192]));
-    /// # let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 1024)).unwrap();
+    /// # use uring_queue::AlignedBuf;
+    /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
+    /// # let uring = Uring::init(mem.region(), Config::new(4, 4, 1024)).unwrap();
     /// # let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
     /// let mut body = client.alloc(3).unwrap();
     /// client.bytes_mut(&mut body).unwrap().copy_from_slice(b"abc");
@@ -710,11 +690,9 @@ impl<'a, W: Notifier, const K: usize> Server<'a, W, K> {
     ///
     /// ```
     /// # use uring_queue::uring::{Config, Request, Spin, Uring};
-    /// # use uring_queue::Region;
-    /// # #[repr(C, align(128))]
-    /// # struct Mem([u8; 8192]);
-    /// # let mut mem = Box::new(Mem([0; 8192]));
-    /// # let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 1024)).unwrap();
+    /// # use uring_queue::AlignedBuf;
+    /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
+    /// # let uring = Uring::init(mem.region(), Config::new(4, 4, 1024)).unwrap();
     /// # let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
     /// use uring_queue::uring::Error;
     ///

@@ -20,12 +20,10 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     ///
     /// ```
     /// use uring_queue::uring::{Config, Error, Spin, Uring};
-    /// use uring_queue::Region;
+    /// use uring_queue::AlignedBuf;
     ///
-    /// #[repr(C, align(128))]
-    /// struct Mem([u8; 8192]);
-    /// let mut mem = Box::new(Mem([0; 8192]));
-    /// let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 1024)).unwrap();
+    /// let mut mem = AlignedBuf::zeroed(8192).unwrap();
+    /// let uring = Uring::init(mem.region(), Config::new(4, 4, 1024)).unwrap();
     /// let (client, _server) = uring.split::<4, _, _>(Spin, Spin);
     /// let a = client.alloc(1000).unwrap();
     /// assert_eq!(a.len(), 1000);
@@ -49,12 +47,10 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     ///
     /// ```
     /// use uring_queue::uring::{Config, Spin, Uring};
-    /// use uring_queue::Region;
+    /// use uring_queue::AlignedBuf;
     ///
-    /// #[repr(C, align(128))]
-    /// struct Mem([u8; 8192]);
-    /// let mut mem = Box::new(Mem([0; 8192]));
-    /// let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 1024)).unwrap();
+    /// let mut mem = AlignedBuf::zeroed(8192).unwrap();
+    /// let uring = Uring::init(mem.region(), Config::new(4, 4, 1024)).unwrap();
     /// let (client, _server) = uring.split::<4, _, _>(Spin, Spin);
     /// let block = client.alloc(10).unwrap();
     /// assert_eq!(client.blocks_in_use(), 1);
@@ -72,11 +68,9 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     ///
     /// ```
     /// # use uring_queue::uring::{Config, Request, Spin, Uring};
-    /// # use uring_queue::Region;
-    /// # #[repr(C, align(128))]
-    /// # struct Mem([u8; 8192]);
-    /// # let mut mem = Box::new(Mem([0; 8192]));
-    /// # let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 1024)).unwrap();
+    /// # use uring_queue::AlignedBuf;
+    /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
+    /// # let uring = Uring::init(mem.region(), Config::new(4, 4, 1024)).unwrap();
     /// # let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
     /// let block = client.alloc(1000).unwrap();
     /// assert!(client.alloc(1000).is_err());
@@ -96,11 +90,9 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     ///
     /// ```
     /// # use uring_queue::uring::{Config, Request, Spin, Uring};
-    /// # use uring_queue::Region;
-    /// # #[repr(C, align(128))]
-    /// # struct Mem([u8; 8192]);
-    /// # let mut mem = Box::new(Mem([0; 8192]));
-    /// # let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 1024)).unwrap();
+    /// # use uring_queue::AlignedBuf;
+    /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
+    /// # let uring = Uring::init(mem.region(), Config::new(4, 4, 1024)).unwrap();
     /// # let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
     /// let body = client.alloc(64).unwrap();
     /// let out = client.alloc(64).unwrap();
@@ -141,12 +133,10 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     ///
     /// ```
     /// use uring_queue::uring::{Config, Spin, Uring};
-    /// use uring_queue::Region;
+    /// use uring_queue::AlignedBuf;
     ///
-    /// #[repr(C, align(128))]
-    /// struct Mem([u8; 8192]);
-    /// let mut mem = Box::new(Mem([0; 8192]));
-    /// let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 1024)).unwrap();
+    /// let mut mem = AlignedBuf::zeroed(8192).unwrap();
+    /// let uring = Uring::init(mem.region(), Config::new(4, 4, 1024)).unwrap();
     /// let (client, _server) = uring.split::<4, _, _>(Spin, Spin);
     /// let mut block = client.alloc(3).unwrap();
     /// client.bytes_mut(&mut block).unwrap().copy_from_slice(b"abc");
@@ -171,11 +161,9 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     ///
     /// ```
     /// # use uring_queue::uring::{Config, Request, Spin, Uring};
-    /// # use uring_queue::Region;
-    /// # #[repr(C, align(128))]
-    /// # struct Mem([u8; 8192]);
-    /// # let mut mem = Box::new(Mem([0; 8192]));
-    /// # let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 1024)).unwrap();
+    /// # use uring_queue::AlignedBuf;
+    /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
+    /// # let uring = Uring::init(mem.region(), Config::new(4, 4, 1024)).unwrap();
     /// # let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
     /// let mut body = client.alloc(4).unwrap();
     /// client.bytes_mut(&mut body).unwrap().copy_from_slice(&7u32.to_le_bytes());
@@ -203,11 +191,9 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     ///
     /// ```
     /// # use uring_queue::uring::{Config, Request, Spin, Uring};
-    /// # use uring_queue::Region;
-    /// # #[repr(C, align(128))]
-    /// # struct Mem([u8; 8192]);
-    /// # let mut mem = Box::new(Mem([0; 8192]));
-    /// # let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 1024)).unwrap();
+    /// # use uring_queue::AlignedBuf;
+    /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
+    /// # let uring = Uring::init(mem.region(), Config::new(4, 4, 1024)).unwrap();
     /// # let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
     /// let out = client.alloc(64).unwrap();
     /// let ticket = client.try_submit(Request::new(1).with_response(out)).unwrap();

@@ -151,11 +151,9 @@ enum CallState {
 ///
 /// ```
 /// # use uring_queue::uring::{Config, Request, Spin, Uring};
-/// # use uring_queue::Region;
-/// # #[repr(C, align(128))]
-/// # struct Mem([u8; 8192]);
-/// # let mut mem = Box::new(Mem([0; 8192]));
-/// # let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 0)).unwrap();
+/// # use uring_queue::AlignedBuf;
+/// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
+/// # let uring = Uring::init(mem.region(), Config::new(4, 4, 0)).unwrap();
 /// # let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
 /// use core::future::Future;
 /// use core::pin::pin;

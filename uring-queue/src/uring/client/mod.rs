@@ -164,12 +164,10 @@ impl<const N: usize, const K: usize> Inner<'_, N, K> {
 ///
 /// ```
 /// use uring_queue::uring::{Config, Request, Spin, Uring};
-/// use uring_queue::Region;
+/// use uring_queue::AlignedBuf;
 ///
-/// #[repr(C, align(128))]
-/// struct Mem([u8; 16384]);
-/// let mut mem = Box::new(Mem([0; 16384]));
-/// let uring = Uring::init(Region::new(&mut mem.0), Config::new(8, 8, 4096)).unwrap();
+/// let mut mem = AlignedBuf::zeroed(16384).unwrap();
+/// let uring = Uring::init(mem.region(), Config::new(8, 8, 4096)).unwrap();
 /// let (client, mut server) = uring.split::<8, _, _>(Spin, Spin);
 ///
 /// std::thread::scope(|s| {
@@ -351,11 +349,9 @@ impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
     ///
     /// ```
     /// # use uring_queue::uring::{Config, Spin, Uring};
-    /// # use uring_queue::Region;
-    /// # #[repr(C, align(128))]
-    /// # struct Mem([u8; 8192]);
-    /// # let mut mem = Box::new(Mem([0; 8192]));
-    /// # let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 0)).unwrap();
+    /// # use uring_queue::AlignedBuf;
+    /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
+    /// # let uring = Uring::init(mem.region(), Config::new(4, 4, 0)).unwrap();
     /// use uring_queue::uring::Options;
     ///
     /// let client = uring.into_client::<4, _>(Spin);
@@ -393,11 +389,9 @@ impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
     ///
     /// ```
     /// # use uring_queue::uring::{Config, Request, Spin, Uring};
-    /// # use uring_queue::Region;
-    /// # #[repr(C, align(128))]
-    /// # struct Mem([u8; 8192]);
-    /// # let mut mem = Box::new(Mem([0; 8192]));
-    /// # let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 0)).unwrap();
+    /// # use uring_queue::AlignedBuf;
+    /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
+    /// # let uring = Uring::init(mem.region(), Config::new(4, 4, 0)).unwrap();
     /// let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
     /// let ticket = client.try_submit(Request::new(1)).unwrap();
     /// let incoming = server.try_recv().unwrap().unwrap();

@@ -126,12 +126,10 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     ///
     /// ```
     /// use uring_queue::uring::{Config, Request, Spin, Uring};
-    /// use uring_queue::Region;
+    /// use uring_queue::AlignedBuf;
     ///
-    /// #[repr(C, align(128))]
-    /// struct Mem([u8; 8192]);
-    /// let mut mem = Box::new(Mem([0; 8192]));
-    /// let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 0)).unwrap();
+    /// let mut mem = AlignedBuf::zeroed(8192).unwrap();
+    /// let uring = Uring::init(mem.region(), Config::new(4, 4, 0)).unwrap();
     /// let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
     /// std::thread::scope(|s| {
     ///     let ticket = client.try_submit(Request::new(4)).unwrap();
@@ -165,11 +163,9 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     ///
     /// ```
     /// # use uring_queue::uring::{Config, Request, Spin, Uring};
-    /// # use uring_queue::Region;
-    /// # #[repr(C, align(128))]
-    /// # struct Mem([u8; 8192]);
-    /// # let mut mem = Box::new(Mem([0; 8192]));
-    /// # let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 1024)).unwrap();
+    /// # use uring_queue::AlignedBuf;
+    /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
+    /// # let uring = Uring::init(mem.region(), Config::new(4, 4, 1024)).unwrap();
     /// # let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
     /// use uring_queue::uring::Error;
     ///
@@ -219,12 +215,10 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     ///
     /// ```
     /// use uring_queue::uring::{Config, Request, Spin, Uring};
-    /// use uring_queue::Region;
+    /// use uring_queue::AlignedBuf;
     ///
-    /// #[repr(C, align(128))]
-    /// struct Mem([u8; 8192]);
-    /// let mut mem = Box::new(Mem([0; 8192]));
-    /// let uring = Uring::init(Region::new(&mut mem.0), Config::new(1, 1, 0)).unwrap();
+    /// let mut mem = AlignedBuf::zeroed(8192).unwrap();
+    /// let uring = Uring::init(mem.region(), Config::new(1, 1, 0)).unwrap();
     /// let (client, mut server) = uring.split::<1, _, _>(Spin, Spin);
     /// std::thread::scope(|s| {
     ///     s.spawn(move || {
@@ -253,11 +247,9 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     ///
     /// ```
     /// # use uring_queue::uring::{Config, Request, Spin, Uring};
-    /// # use uring_queue::Region;
-    /// # #[repr(C, align(128))]
-    /// # struct Mem([u8; 8192]);
-    /// # let mut mem = Box::new(Mem([0; 8192]));
-    /// # let uring = Uring::init(Region::new(&mut mem.0), Config::new(4, 4, 1024)).unwrap();
+    /// # use uring_queue::AlignedBuf;
+    /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
+    /// # let uring = Uring::init(mem.region(), Config::new(4, 4, 1024)).unwrap();
     /// # let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
     /// use core::future::Future;
     /// use core::pin::pin;

@@ -40,14 +40,12 @@ use std::io;
 /// # #[cfg(not(miri))] {
 /// use uring_queue::uring::tokio::{AsyncClient, AsyncServer};
 /// use uring_queue::uring::{Config, EventFd, NotifierKind, Request, Uring};
-/// use uring_queue::Region;
+/// use uring_queue::AlignedBuf;
 ///
-/// #[repr(C, align(128))]
-/// struct Mem([u8; 8192]);
-/// let mut mem = Box::new(Mem([0; 8192]));
+/// let mut mem = AlignedBuf::zeroed(8192).unwrap();
 /// let config = Config::new(4, 4, 0).with_notifier(NotifierKind::EventFd);
 /// let (for_client, for_server) = EventFd::pair().unwrap();
-/// let (client, server) = Uring::init(Region::new(&mut mem.0), config)
+/// let (client, server) = Uring::init(mem.region(), config)
 ///     .unwrap()
 ///     .split::<4, _, _>(for_client, for_server);
 /// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
@@ -100,14 +98,12 @@ impl<'a, const N: usize, const K: usize> AsyncClient<'a, N, K> {
     /// # #[cfg(not(miri))] {
     /// use uring_queue::uring::tokio::AsyncClient;
     /// use uring_queue::uring::{Config, EventFd, NotifierKind, Uring};
-    /// use uring_queue::Region;
+    /// use uring_queue::AlignedBuf;
     ///
-    /// #[repr(C, align(128))]
-    /// struct Mem([u8; 8192]);
-    /// let mut mem = Box::new(Mem([0; 8192]));
+    /// let mut mem = AlignedBuf::zeroed(8192).unwrap();
     /// let config = Config::new(4, 4, 0).with_notifier(NotifierKind::EventFd);
     /// let (for_client, _) = EventFd::pair().unwrap();
-    /// let client = Uring::init(Region::new(&mut mem.0), config)
+    /// let client = Uring::init(mem.region(), config)
     ///     .unwrap()
     ///     .into_client::<4, _>(for_client);
     /// // No runtime here: refused, not a panic.
@@ -127,13 +123,11 @@ impl<'a, const N: usize, const K: usize> AsyncClient<'a, N, K> {
     /// # #[cfg(not(miri))] {
     /// # use uring_queue::uring::tokio::AsyncClient;
     /// # use uring_queue::uring::{Config, EventFd, NotifierKind, Uring};
-    /// # use uring_queue::Region;
-    /// # #[repr(C, align(128))]
-    /// # struct Mem([u8; 8192]);
-    /// # let mut mem = Box::new(Mem([0; 8192]));
+    /// # use uring_queue::AlignedBuf;
+    /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
     /// # let config = Config::new(4, 4, 0).with_notifier(NotifierKind::EventFd);
     /// # let (for_client, _) = EventFd::pair().unwrap();
-    /// # let client = Uring::init(Region::new(&mut mem.0), config).unwrap().into_client::<4, _>(for_client);
+    /// # let client = Uring::init(mem.region(), config).unwrap().into_client::<4, _>(for_client);
     /// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     /// let client = rt.block_on(async { AsyncClient::new(client).unwrap().into_inner() });
     /// assert_eq!(client.in_flight(), 0);

@@ -66,14 +66,12 @@ impl<'a, const K: usize> AsyncServer<'a, K> {
     /// # #[cfg(not(miri))] {
     /// use uring_queue::uring::tokio::AsyncServer;
     /// use uring_queue::uring::{Config, EventFd, NotifierKind, Uring};
-    /// use uring_queue::Region;
+    /// use uring_queue::AlignedBuf;
     ///
-    /// #[repr(C, align(128))]
-    /// struct Mem([u8; 8192]);
-    /// let mut mem = Box::new(Mem([0; 8192]));
+    /// let mut mem = AlignedBuf::zeroed(8192).unwrap();
     /// let config = Config::new(4, 4, 0).with_notifier(NotifierKind::EventFd);
     /// let (_, for_server) = EventFd::pair().unwrap();
-    /// let server = Uring::init(Region::new(&mut mem.0), config).unwrap().into_server(for_server);
+    /// let server = Uring::init(mem.region(), config).unwrap().into_server(for_server);
     /// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     /// rt.block_on(async {
     ///     let mut server = AsyncServer::new(server).unwrap();
@@ -94,13 +92,11 @@ impl<'a, const K: usize> AsyncServer<'a, K> {
     /// # #[cfg(not(miri))] {
     /// # use uring_queue::uring::tokio::AsyncServer;
     /// # use uring_queue::uring::{Config, EventFd, NotifierKind, Uring};
-    /// # use uring_queue::Region;
-    /// # #[repr(C, align(128))]
-    /// # struct Mem([u8; 8192]);
-    /// # let mut mem = Box::new(Mem([0; 8192]));
+    /// # use uring_queue::AlignedBuf;
+    /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
     /// # let config = Config::new(4, 4, 0).with_notifier(NotifierKind::EventFd);
     /// # let (_, for_server) = EventFd::pair().unwrap();
-    /// # let server = Uring::init(Region::new(&mut mem.0), config).unwrap().into_server(for_server);
+    /// # let server = Uring::init(mem.region(), config).unwrap().into_server(for_server);
     /// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     /// let mut server = rt.block_on(async { AsyncServer::new(server).unwrap().into_inner() });
     /// assert_eq!(server.try_recv(), Ok(None));
@@ -138,13 +134,11 @@ impl<'a, const K: usize> AsyncServer<'a, K> {
     /// # #[cfg(not(miri))] {
     /// # use uring_queue::uring::tokio::AsyncServer;
     /// # use uring_queue::uring::{Config, EventFd, NotifierKind, Uring};
-    /// # use uring_queue::Region;
-    /// # #[repr(C, align(128))]
-    /// # struct Mem([u8; 8192]);
-    /// # let mut mem = Box::new(Mem([0; 8192]));
+    /// # use uring_queue::AlignedBuf;
+    /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
     /// # let config = Config::new(4, 4, 0).with_notifier(NotifierKind::EventFd);
     /// # let (for_client, for_server) = EventFd::pair().unwrap();
-    /// # let (client, server) = Uring::init(Region::new(&mut mem.0), config).unwrap().split::<4, _, _>(for_client, for_server);
+    /// # let (client, server) = Uring::init(mem.region(), config).unwrap().split::<4, _, _>(for_client, for_server);
     /// use core::task::{Context, Waker};
     /// use uring_queue::uring::Request;
     ///
