@@ -54,6 +54,7 @@ pub const URING_ALIGN: usize = 128;
 /// `Uring` (see `examples/echo_client.rs`).
 ///
 /// ```
+/// # #[cfg(feature = "alloc")] {
 /// use uring_queue::uring::{Config, Request, Spin, Uring};
 /// use uring_queue::AlignedBuf;
 ///
@@ -75,6 +76,7 @@ pub const URING_ALIGN: usize = 128;
 ///     let reply = client.call(Request::new(0).with_payload(body).with_response(out)).unwrap();
 ///     assert_eq!(client.response(&reply).unwrap(), 6u32.to_le_bytes());
 /// });
+/// # }
 /// ```
 pub struct Uring<'a> {
     link: &'a Link,
@@ -128,6 +130,7 @@ impl<'a> Uring<'a> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// use uring_queue::uring::{Config, Error, Uring};
     /// use uring_queue::{AlignedBuf, Region, RegionError};
     ///
@@ -140,6 +143,7 @@ impl<'a> Uring<'a> {
     /// );
     /// let uring = Uring::init(mem.region(), config).unwrap();
     /// assert_eq!(uring.payload_len(), 1024);
+    /// # }
     /// ```
     pub fn init(region: Region<'a>, config: Config) -> Result<Self, Error> {
         let layout = Layout::canonical(&config)?;
@@ -172,6 +176,7 @@ impl<'a> Uring<'a> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// use uring_queue::uring::{Config, Error, Uring};
     /// use uring_queue::{AlignedBuf, RegionError};
     ///
@@ -183,6 +188,7 @@ impl<'a> Uring<'a> {
     /// Uring::init(mem.region(), Config::new(4, 8, 1024)).unwrap();
     /// let uring = Uring::attach(mem.region()).unwrap();
     /// assert_eq!(uring.payload_len(), 1024);
+    /// # }
     /// ```
     pub fn attach(region: Region<'a>) -> Result<Self, Error> {
         Self::attach_with(region, NotifierKind::Word)
@@ -199,6 +205,7 @@ impl<'a> Uring<'a> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// use uring_queue::uring::{Config, Error, NotifierKind, Uring};
     /// use uring_queue::AlignedBuf;
     ///
@@ -211,6 +218,7 @@ impl<'a> Uring<'a> {
     ///     Error::NotifierMismatch { expected: NotifierKind::Word, found: 1 }
     /// );
     /// assert!(Uring::attach_with(mem.region(), NotifierKind::EventFd).is_ok());
+    /// # }
     /// ```
     pub fn attach_with(region: Region<'a>, kind: NotifierKind) -> Result<Self, Error> {
         let header = layout::header::<Header>(&region, 0, URING_ALIGN)?;
@@ -232,6 +240,7 @@ impl<'a> Uring<'a> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// use uring_queue::uring::{Config, Uring};
     /// use uring_queue::AlignedBuf;
     ///
@@ -239,6 +248,7 @@ impl<'a> Uring<'a> {
     /// Uring::init(mem.region(), Config::new(4, 4, 2048)).unwrap();
     /// // The attacher learns the size from the header.
     /// assert_eq!(Uring::attach(mem.region()).unwrap().payload_len(), 2048);
+    /// # }
     /// ```
     pub fn payload_len(&self) -> usize {
         self.area.len() as usize
@@ -250,6 +260,7 @@ impl<'a> Uring<'a> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// use uring_queue::uring::{Config, Spin, Uring};
     /// use uring_queue::AlignedBuf;
     ///
@@ -258,6 +269,7 @@ impl<'a> Uring<'a> {
     /// let client = Uring::attach(mem.region()).unwrap().into_client::<16, _>(Spin);
     /// // Never more in flight than the completion ring holds.
     /// assert_eq!(client.credits(), 4);
+    /// # }
     /// ```
     pub fn into_client<const N: usize, W: Notifier>(self, notifier: W) -> Client<'a, N, W> {
         Client::new(
@@ -274,6 +286,7 @@ impl<'a> Uring<'a> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// use uring_queue::uring::{Config, Spin, Uring};
     /// use uring_queue::AlignedBuf;
     ///
@@ -282,6 +295,7 @@ impl<'a> Uring<'a> {
     ///     .unwrap()
     ///     .into_server(Spin);
     /// assert_eq!(server.try_recv(), Ok(None));
+    /// # }
     /// ```
     pub fn into_server<W: Notifier>(self, notifier: W) -> Server<'a, W> {
         Server::new(
@@ -300,6 +314,7 @@ impl<'a> Uring<'a> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// use uring_queue::uring::{Config, Uring};
     /// use uring_queue::AlignedBuf;
     ///
@@ -307,6 +322,7 @@ impl<'a> Uring<'a> {
     /// Uring::init(mem.region(), Config::new(4, 8, 0).with_release_every(2, 8)).unwrap();
     /// let uring = Uring::attach(mem.region()).unwrap();
     /// assert_eq!((uring.sq_release_every(), uring.cq_release_every()), (2, 8));
+    /// # }
     /// ```
     pub fn sq_release_every(&self) -> usize {
         self.sq.release_every()
@@ -318,6 +334,7 @@ impl<'a> Uring<'a> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// use uring_queue::uring::{Config, Uring};
     /// use uring_queue::AlignedBuf;
     ///
@@ -325,6 +342,7 @@ impl<'a> Uring<'a> {
     /// let uring = Uring::init(mem.region(), Config::new(4, 8, 0)).unwrap();
     /// // Publish on every pop unless the config said otherwise.
     /// assert_eq!(uring.cq_release_every(), 1);
+    /// # }
     /// ```
     pub fn cq_release_every(&self) -> usize {
         self.cq.release_every()
@@ -344,6 +362,7 @@ impl<'a> Uring<'a> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// use uring_queue::uring::{Config, Error, Spin, Uring};
     /// use uring_queue::{AlignedBuf, RegionError};
     ///
@@ -358,6 +377,7 @@ impl<'a> Uring<'a> {
     /// let uring = Uring::attach(mem.region()).unwrap();
     /// let client = uring.into_deferred_client::<4, 4, _>(Spin).unwrap();
     /// assert_eq!(client.credits(), 4);
+    /// # }
     /// ```
     pub fn into_deferred_client<const N: usize, const K: usize, W: Notifier>(
         self,
@@ -387,6 +407,7 @@ impl<'a> Uring<'a> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// use uring_queue::uring::{Config, Error, Spin, Uring};
     /// use uring_queue::{AlignedBuf, RegionError};
     ///
@@ -400,6 +421,7 @@ impl<'a> Uring<'a> {
     /// let uring = Uring::attach(mem.region()).unwrap();
     /// let mut server = uring.into_deferred_server::<2, _>(Spin).unwrap();
     /// assert_eq!(server.try_recv(), Ok(None));
+    /// # }
     /// ```
     pub fn into_deferred_server<const K: usize, W: Notifier>(
         self,
@@ -420,6 +442,7 @@ impl<'a> Uring<'a> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// use uring_queue::uring::{Config, Request, Spin, Uring};
     /// use uring_queue::AlignedBuf;
     ///
@@ -432,6 +455,7 @@ impl<'a> Uring<'a> {
     /// let incoming = server.try_recv().unwrap().unwrap();
     /// server.complete(incoming, 6, 0).unwrap();
     /// assert_eq!(client.wait(ticket).unwrap().result, 6);
+    /// # }
     /// ```
     pub fn split<const N: usize, C: Notifier, S: Notifier>(
         self,

@@ -25,6 +25,7 @@ use core::mem::{align_of, size_of};
 /// # Examples
 ///
 /// ```
+/// # #[cfg(feature = "alloc")] {
 /// use uring_queue::uring::{Error, URING_MAGIC, Uring};
 /// use uring_queue::{AlignedBuf, RegionError, SHARED_RING_MAGIC, SharedRing};
 ///
@@ -37,6 +38,7 @@ use core::mem::{align_of, size_of};
 ///     Uring::attach(mem.region()).unwrap_err(),
 ///     Error::Region(RegionError::BadMagic { found })
 /// );
+/// # }
 /// ```
 pub const URING_MAGIC: u32 = u32::from_ne_bytes(*b"URQU");
 
@@ -46,12 +48,14 @@ pub const URING_MAGIC: u32 = u32::from_ne_bytes(*b"URQU");
 /// # Examples
 ///
 /// ```
+/// # #[cfg(feature = "alloc")] {
 /// use uring_queue::uring::{Config, URING_VERSION, Uring};
 /// use uring_queue::AlignedBuf;
 ///
 /// let mut mem = AlignedBuf::zeroed(8192).unwrap();
 /// Uring::init(mem.region(), Config::new(4, 4, 0)).unwrap();
 /// assert_eq!(mem[4..8], URING_VERSION.to_ne_bytes());
+/// # }
 /// ```
 pub const URING_VERSION: u32 = 2;
 

@@ -40,6 +40,7 @@
 //! # Examples
 //!
 //! ```
+//! # #[cfg(feature = "alloc")] {
 //! use uring_queue::uring::{Config, Request, Spin, Uring};
 //! use uring_queue::AlignedBuf;
 //!
@@ -52,6 +53,7 @@
 //! let incoming = server.try_recv().unwrap().unwrap();
 //! server.complete(incoming, 70, 0).unwrap();
 //! assert_eq!(client.wait(ticket).unwrap().result, 70);
+//! # }
 //! ```
 
 mod client;

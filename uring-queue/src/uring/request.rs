@@ -95,6 +95,7 @@ impl Request {
 /// # Examples
 ///
 /// ```
+/// # #[cfg(feature = "alloc")] {
 /// use uring_queue::uring::{Config, Request, Spin, Uring};
 /// use uring_queue::AlignedBuf;
 ///
@@ -107,6 +108,7 @@ impl Request {
 /// let reply = client.wait(ticket).unwrap();
 /// assert_eq!(reply.result, 42);
 /// assert_eq!(reply.response_len(), 0);
+/// # }
 /// ```
 #[derive(Debug)]
 pub struct Reply {
@@ -129,6 +131,7 @@ impl Reply {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// use uring_queue::uring::{Config, Request, Spin, Uring};
     /// use uring_queue::AlignedBuf;
     ///
@@ -144,6 +147,7 @@ impl Reply {
     /// // Two of the block's 64 bytes hold the response.
     /// assert_eq!((reply.response_len(), reply.response.len()), (2, 64));
     /// assert_eq!(client.response(&reply).unwrap(), b"ok");
+    /// # }
     /// ```
     pub fn response_len(&self) -> usize {
         self.response_len as usize
@@ -157,6 +161,7 @@ impl Reply {
 /// # Examples
 ///
 /// ```
+/// # #[cfg(feature = "alloc")] {
 /// use uring_queue::uring::{Config, Request, Spin, Uring};
 /// use uring_queue::AlignedBuf;
 ///
@@ -168,6 +173,7 @@ impl Reply {
 /// client.cancel(ticket).unwrap();
 /// // Still reserved: the server has not completed it yet.
 /// assert_eq!(client.in_flight(), 1);
+/// # }
 /// ```
 #[must_use = "a dropped ticket keeps its slot reserved; wait for it or cancel it"]
 #[derive(Debug, PartialEq, Eq)]
@@ -182,6 +188,7 @@ impl Ticket {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// use uring_queue::uring::{Config, Request, Spin, Uring};
     /// use uring_queue::AlignedBuf;
     ///
@@ -191,6 +198,7 @@ impl Ticket {
     /// let ticket = client.try_submit(Request::new(1)).unwrap();
     /// assert_eq!(server.try_recv().unwrap().unwrap().user_data(), ticket.user_data());
     /// # client.cancel(ticket).unwrap();
+    /// # }
     /// ```
     pub fn user_data(&self) -> u64 {
         self.tag.user_data()

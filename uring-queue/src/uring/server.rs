@@ -50,6 +50,7 @@ impl Incoming {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// # use uring_queue::uring::{Config, Request, Spin, Uring};
     /// # use uring_queue::AlignedBuf;
     /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
@@ -61,6 +62,7 @@ impl Incoming {
     /// assert_eq!(incoming.user_data(), ticket.user_data());
     /// # server.complete(incoming, 0, 0).unwrap();
     /// # client.wait(ticket).unwrap();
+    /// # }
     /// ```
     pub fn user_data(&self) -> u64 {
         self.user_data
@@ -71,6 +73,7 @@ impl Incoming {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// # use uring_queue::uring::{Config, Request, Spin, Uring};
     /// # use uring_queue::AlignedBuf;
     /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
@@ -78,6 +81,7 @@ impl Incoming {
     /// # let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
     /// client.try_submit(Request::new(7)).unwrap();
     /// assert_eq!(server.try_recv().unwrap().unwrap().opcode(), 7);
+    /// # }
     /// ```
     pub fn opcode(&self) -> u32 {
         self.opcode
@@ -88,6 +92,7 @@ impl Incoming {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// # use uring_queue::uring::{Config, Request, Spin, Uring};
     /// # use uring_queue::AlignedBuf;
     /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
@@ -95,6 +100,7 @@ impl Incoming {
     /// # let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
     /// client.try_submit(Request::new(7).with_flags(0b101)).unwrap();
     /// assert_eq!(server.try_recv().unwrap().unwrap().flags(), 0b101);
+    /// # }
     /// ```
     pub fn flags(&self) -> u32 {
         self.flags
@@ -105,6 +111,7 @@ impl Incoming {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// # use uring_queue::uring::{Config, Request, Spin, Uring};
     /// # use uring_queue::AlignedBuf;
     /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
@@ -115,6 +122,7 @@ impl Incoming {
     /// let incoming = server.try_recv().unwrap().unwrap();
     /// assert_eq!(incoming.payload_len(), 100);
     /// assert_eq!(server.payload(&incoming).unwrap().len(), 100);
+    /// # }
     /// ```
     pub fn payload_len(&self) -> usize {
         self.payload.len as usize
@@ -126,6 +134,7 @@ impl Incoming {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// # use uring_queue::uring::{Config, Request, Spin, Uring};
     /// # use uring_queue::AlignedBuf;
     /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
@@ -138,6 +147,7 @@ impl Incoming {
     /// // More than the block holds is refused, and the request comes back.
     /// let back = server.complete(incoming, 0, 17).unwrap_err();
     /// server.complete(back.value, 0, 16).unwrap();
+    /// # }
     /// ```
     pub fn response_capacity(&self) -> usize {
         self.response.len as usize
@@ -162,6 +172,7 @@ impl Incoming {
 /// A server thread answering until its client goes away:
 ///
 /// ```
+/// # #[cfg(feature = "alloc")] {
 /// use uring_queue::uring::{Config, Error, Request, Spin, Uring};
 /// use uring_queue::AlignedBuf;
 ///
@@ -189,6 +200,7 @@ impl Incoming {
 ///     drop(client);
 ///     assert_eq!(served.join().unwrap(), 3);
 /// });
+/// # }
 /// ```
 pub struct Server<'a, W: Notifier, const K: usize = 1> {
     sq: Consumer<'a, Sqe, K>,
@@ -296,6 +308,7 @@ impl<'a, W: Notifier, const K: usize> Server<'a, W, K> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// # use uring_queue::uring::{Config, Spin, Uring};
     /// # use uring_queue::AlignedBuf;
     /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
@@ -304,6 +317,7 @@ impl<'a, W: Notifier, const K: usize> Server<'a, W, K> {
     ///
     /// let server = uring.into_server(Spin);
     /// assert_eq!(server.options(), Options::default());
+    /// # }
     /// ```
     pub fn options(&self) -> Options {
         self.options
@@ -515,6 +529,7 @@ impl<'a, W: Notifier, const K: usize> Server<'a, W, K> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// # use uring_queue::uring::{Config, Request, Spin, Uring};
     /// # use uring_queue::AlignedBuf;
     /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
@@ -525,6 +540,7 @@ impl<'a, W: Notifier, const K: usize> Server<'a, W, K> {
     /// client.try_submit(Request::new(1).with_payload(body)).unwrap();
     /// let incoming = server.try_recv().unwrap().unwrap();
     /// assert_eq!(server.payload(&incoming).unwrap(), b"hello");
+    /// # }
     /// ```
     pub fn payload(&self, incoming: &Incoming) -> Result<&[u8], Error> {
         self.check_owner(incoming)?;
@@ -545,6 +561,7 @@ impl<'a, W: Notifier, const K: usize> Server<'a, W, K> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// # use uring_queue::uring::{Config, Request, Spin, Uring};
     /// # use uring_queue::AlignedBuf;
     /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
@@ -557,6 +574,7 @@ impl<'a, W: Notifier, const K: usize> Server<'a, W, K> {
     /// server.complete(incoming, 0, 4).unwrap();
     /// let reply = client.wait(ticket).unwrap();
     /// assert_eq!(client.response(&reply).unwrap(), b"pong");
+    /// # }
     /// ```
     pub fn response_mut(&mut self, incoming: &Incoming) -> Result<&mut [u8], Error> {
         self.check_owner(incoming)?;
@@ -575,6 +593,7 @@ impl<'a, W: Notifier, const K: usize> Server<'a, W, K> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// # use uring_queue::uring::{Config, Request, Spin, Uring};
     /// # use uring_queue::AlignedBuf;
     /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
@@ -593,6 +612,7 @@ impl<'a, W: Notifier, const K: usize> Server<'a, W, K> {
     /// server.complete(incoming, 0, 3).unwrap();
     /// let reply = client.wait(ticket).unwrap();
     /// assert_eq!(client.response(&reply).unwrap(), b"cba");
+    /// # }
     /// ```
     pub fn buffers(&mut self, incoming: &Incoming) -> Result<(&[u8], &mut [u8]), Error> {
         self.check_owner(incoming)?;
@@ -689,6 +709,7 @@ impl<'a, W: Notifier, const K: usize> Server<'a, W, K> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// # use uring_queue::uring::{Config, Request, Spin, Uring};
     /// # use uring_queue::AlignedBuf;
     /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
@@ -704,6 +725,7 @@ impl<'a, W: Notifier, const K: usize> Server<'a, W, K> {
     /// assert_eq!(handled, Err(Error::TooLarge { max: 2 }));
     /// let reply = client.wait(ticket).unwrap();
     /// assert_eq!((reply.result, reply.response_len()), (9, 0));
+    /// # }
     /// ```
     pub fn handle<F>(&mut self, handler: F) -> Result<(), Error>
     where

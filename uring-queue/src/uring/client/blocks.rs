@@ -19,6 +19,7 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// use uring_queue::uring::{Config, Error, Spin, Uring};
     /// use uring_queue::AlignedBuf;
     ///
@@ -31,6 +32,7 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     /// assert_eq!(client.alloc(2000).unwrap_err(), Error::TooLarge { max: 1024 });
     /// client.free(a);
     /// assert!(client.alloc(100).is_ok());
+    /// # }
     /// ```
     pub fn alloc(&self, len: usize) -> Result<Block, Error> {
         let span = self.inner.lock().alloc.alloc(len)?;
@@ -46,6 +48,7 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// use uring_queue::uring::{Config, Spin, Uring};
     /// use uring_queue::AlignedBuf;
     ///
@@ -56,6 +59,7 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     /// assert_eq!(client.blocks_in_use(), 1);
     /// client.free(block);
     /// assert_eq!(client.blocks_in_use(), 0);
+    /// # }
     /// ```
     pub fn blocks_in_use(&self) -> usize {
         self.inner.lock().alloc.live_blocks()
@@ -67,6 +71,7 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// # use uring_queue::uring::{Config, Request, Spin, Uring};
     /// # use uring_queue::AlignedBuf;
     /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
@@ -77,6 +82,7 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     /// client.free(block);
     /// // The range is free again.
     /// assert_eq!(client.alloc(1000).unwrap().len(), 1000);
+    /// # }
     /// ```
     pub fn free(&self, block: Block) {
         if block.owner == Some(self.owner) {
@@ -89,6 +95,7 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// # use uring_queue::uring::{Config, Request, Spin, Uring};
     /// # use uring_queue::AlignedBuf;
     /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
@@ -104,6 +111,7 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     /// assert_eq!(client.blocks_in_use(), 2);
     /// client.free_reply(reply);
     /// assert_eq!(client.blocks_in_use(), 0);
+    /// # }
     /// ```
     pub fn free_reply(&self, reply: Reply) {
         self.free(reply.payload);
@@ -132,6 +140,7 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// use uring_queue::uring::{Config, Spin, Uring};
     /// use uring_queue::AlignedBuf;
     ///
@@ -141,6 +150,7 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     /// let mut block = client.alloc(3).unwrap();
     /// client.bytes_mut(&mut block).unwrap().copy_from_slice(b"abc");
     /// assert_eq!(client.bytes(&block).unwrap(), b"abc");
+    /// # }
     /// ```
     pub fn bytes<'b>(&'b self, block: &'b Block) -> Result<&'b [u8], Error> {
         let span = self.check_owner(block)?;
@@ -160,6 +170,7 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// # use uring_queue::uring::{Config, Request, Spin, Uring};
     /// # use uring_queue::AlignedBuf;
     /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
@@ -171,6 +182,7 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     /// // The server reads the bytes in place: nothing was copied.
     /// let incoming = server.try_recv().unwrap().unwrap();
     /// assert_eq!(server.payload(&incoming).unwrap(), 7u32.to_le_bytes());
+    /// # }
     /// ```
     pub fn bytes_mut<'b>(&'b self, block: &'b mut Block) -> Result<&'b mut [u8], Error> {
         let span = self.check_owner(block)?;
@@ -190,6 +202,7 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// # use uring_queue::uring::{Config, Request, Spin, Uring};
     /// # use uring_queue::AlignedBuf;
     /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
@@ -210,6 +223,7 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     /// let out = std::mem::replace(&mut reply.response, client.alloc(2).unwrap());
     /// assert_eq!(client.response(&reply), Err(uring_queue::uring::Error::Foreign));
     /// client.free(out);
+    /// # }
     /// ```
     pub fn response<'b>(&'b self, reply: &'b Reply) -> Result<&'b [u8], Error> {
         let bytes = self.bytes(&reply.response)?;

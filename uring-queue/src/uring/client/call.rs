@@ -150,6 +150,7 @@ enum CallState {
 /// # Examples
 ///
 /// ```
+/// # #[cfg(feature = "alloc")] {
 /// # use uring_queue::uring::{Config, Request, Spin, Uring};
 /// # use uring_queue::AlignedBuf;
 /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
@@ -172,6 +173,7 @@ enum CallState {
 /// server.complete(incoming, 0, 0).unwrap();
 /// client.poll_completions().unwrap();
 /// assert_eq!(client.in_flight(), 0);
+/// # }
 /// ```
 #[must_use = "futures do nothing unless polled"]
 pub struct Call<'c, 'a, const N: usize, W: Notifier, const K: usize = 1> {

@@ -163,6 +163,7 @@ impl<const N: usize, const K: usize> Inner<'_, N, K> {
 /// # Examples
 ///
 /// ```
+/// # #[cfg(feature = "alloc")] {
 /// use uring_queue::uring::{Config, Request, Spin, Uring};
 /// use uring_queue::AlignedBuf;
 ///
@@ -189,6 +190,7 @@ impl<const N: usize, const K: usize> Inner<'_, N, K> {
 ///     assert_eq!(client.response(&reply).unwrap(), b"hello");
 ///     client.free_reply(reply);
 /// });
+/// # }
 /// ```
 pub struct Client<'a, const N: usize, W: Notifier, const K: usize = 1> {
     link: &'a Link,
@@ -348,6 +350,7 @@ impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// # use uring_queue::uring::{Config, Spin, Uring};
     /// # use uring_queue::AlignedBuf;
     /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
@@ -356,6 +359,7 @@ impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
     ///
     /// let client = uring.into_client::<4, _>(Spin);
     /// assert_eq!(client.options(), Options::default());
+    /// # }
     /// ```
     pub fn options(&self) -> Options {
         self.inner.lock().options
@@ -388,6 +392,7 @@ impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// # use uring_queue::uring::{Config, Request, Spin, Uring};
     /// # use uring_queue::AlignedBuf;
     /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
@@ -401,6 +406,7 @@ impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
     /// assert_eq!(client.in_flight(), 1);
     /// client.wait(ticket).unwrap();
     /// assert_eq!(client.in_flight(), 0);
+    /// # }
     /// ```
     pub fn in_flight(&self) -> usize {
         self.inner.lock().table.in_flight() as usize

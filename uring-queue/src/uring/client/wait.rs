@@ -125,6 +125,7 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// use uring_queue::uring::{Config, Request, Spin, Uring};
     /// use uring_queue::AlignedBuf;
     ///
@@ -140,6 +141,7 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     ///     // Blocks until the server thread has answered.
     ///     assert_eq!(client.wait(ticket).unwrap().result, 40);
     /// });
+    /// # }
     /// ```
     pub fn wait(&self, ticket: Ticket) -> Result<Reply, Error> {
         loop {
@@ -162,6 +164,7 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// # use uring_queue::uring::{Config, Request, Spin, Uring};
     /// # use uring_queue::AlignedBuf;
     /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
@@ -181,6 +184,7 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     /// server.complete(incoming, 0, 0).unwrap();
     /// client.poll_completions().unwrap();
     /// assert_eq!((client.in_flight(), client.blocks_in_use()), (0, 0));
+    /// # }
     /// ```
     pub fn cancel(&self, ticket: Ticket) -> Result<(), Error> {
         if ticket.owner != self.owner {
@@ -214,6 +218,7 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// use uring_queue::uring::{Config, Request, Spin, Uring};
     /// use uring_queue::AlignedBuf;
     ///
@@ -233,6 +238,7 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     ///     // The server's `recv` ends with `PeerGone`.
     ///     drop(client);
     /// });
+    /// # }
     /// ```
     pub fn call(&self, request: Request) -> Result<Reply, Error> {
         let ticket = self.submit(request)?;
@@ -246,6 +252,7 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// # use uring_queue::uring::{Config, Request, Spin, Uring};
     /// # use uring_queue::AlignedBuf;
     /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
@@ -269,6 +276,7 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     /// // Runs both to completion on this thread.
     /// let (a, b) = client.block_on(async { (first.await, second.await) });
     /// assert_eq!((a.unwrap().result, b.unwrap().result), (101, 102));
+    /// # }
     /// ```
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
         let mut future = pin!(future);
