@@ -28,7 +28,7 @@ pub enum NotifierKind {
     #[default]
     Word = 0,
     /// The waiter sleeps on an eventfd of its own, which the waker writes
-    /// ([`EventFd`](super::EventFd), Linux).
+    /// (`EventFd`, Linux, feature `std`).
     EventFd = 1,
 }
 

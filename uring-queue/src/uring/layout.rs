@@ -154,7 +154,7 @@ impl Config {
     }
 
     /// The same configuration with the sides waking through `kind` (for
-    /// [`EventFd`](super::EventFd): [`NotifierKind::EventFd`]).
+    /// `EventFd`, feature `std`: [`NotifierKind::EventFd`]).
     ///
     /// # Examples
     ///
