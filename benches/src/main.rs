@@ -33,7 +33,7 @@ use std::time::Instant;
 
 /// Every suite the comparison is meant to have, in run order; a build that
 /// lacks one says so instead of failing.
-const PLANNED: &[&str] = &["copy", "write", "pool", "spsc", "ipc", "batch"];
+const PLANNED: &[&str] = &["copy", "write", "pool", "spsc", "ipc", "service", "batch"];
 
 const USAGE: &str = "\
 usage: compare [SUITE...] [--quick | --full] [--plot DIR] [--report FILE] [--from ROWS]
@@ -105,8 +105,8 @@ fn missing() -> Vec<String> {
 }
 
 fn main() -> ExitCode {
-    // Started again by the `ipc` suite as its server process.
-    if let Some(code) = suites::ipc::peer_main() {
+    // Started again by the `ipc` or `service` suite as one of its processes.
+    if let Some(code) = suites::peer_main() {
         return code;
     }
     let args = match parse(std::env::args().skip(1)) {

@@ -58,6 +58,10 @@ pub struct Target {
 const ICEORYX2: &str =
     "`--features iceoryx2` (cargo run --release -p benches --features iceoryx2 -- ipc)";
 
+/// What measures the service suite's iceoryx2 target.
+const ICEORYX2_SERVICE: &str =
+    "`--features iceoryx2` (cargo run --release -p benches --features iceoryx2 -- service)";
+
 /// The section that measures the floors behind the pool, element-wise and
 /// fresh-ops misses on the AMD machine (and on the Intel one for the pool
 /// and fresh ops).
@@ -244,6 +248,47 @@ pub const TARGETS: &[Target] = &[
         known: None,
         also: &["loaded.4B.uring_queue.p99_us", "loaded.4B.unix.p99_us"],
     },
+    // service: many client processes on one server, by name.
+    Target {
+        suite: "service",
+        sources: &[Source::Row("idle200.4B.service.t_vs_one")],
+        cmp: Cmp::AtMost,
+        threshold: 1.5,
+        label: "4 B round trip beside 200 idle clients: time vs alone",
+        needs: None,
+        known: None,
+        also: &["idle200.4B.service.median", "idle200.4B.one.median"],
+    },
+    Target {
+        suite: "service",
+        sources: &[Source::Row("active16.service.rate_vs_pair")],
+        cmp: Cmp::AtLeast,
+        threshold: 0.5,
+        label: "16 active clients, 16 in flight each: rate vs one client on a pair",
+        needs: None,
+        known: None,
+        also: &["active16.service.median", "active16.pair.median"],
+    },
+    Target {
+        suite: "service",
+        sources: &[Source::Row("active16.service.rate_vs_unix")],
+        cmp: Cmp::AtLeast,
+        threshold: 10.0,
+        label: "16 active clients: rate vs a tokio UnixStream server",
+        needs: None,
+        known: None,
+        also: &["active16.service.median", "active16.unix.median"],
+    },
+    Target {
+        suite: "service",
+        sources: &[Source::Row("active16.service.rate_vs_iceoryx2")],
+        cmp: Cmp::AtLeast,
+        threshold: 1.0,
+        label: "16 active clients: rate vs iceoryx2 request/response",
+        needs: Some(ICEORYX2_SERVICE),
+        known: None,
+        also: &["active16.service.median", "active16.iceoryx2.median"],
+    },
     // batch: seed 000's table, system calls, seed 002.
     Target {
         suite: "batch",
@@ -332,6 +377,7 @@ pub const OURS: &[(&str, &str)] = &[
     ("pool", "buffer_pool*"),
     ("spsc", "uring_queue*"),
     ("ipc", "uring*"),
+    ("service", "service"),
     ("batch", "batch_api*|crate*|read_iter*|*auto*"),
 ];
 
@@ -666,6 +712,10 @@ mod tests {
             ("batch", "syscall.crate64.rate_vs_raw64"),
             ("batch", "syscall.crate_structs.rate_vs_single_structs"),
             ("batch", "file.read_iter.t_vs_ceiling"),
+            ("service", "idle200.4B.service.t_vs_one"),
+            ("service", "active16.service.rate_vs_pair"),
+            ("service", "active16.service.rate_vs_unix"),
+            ("service", "active16.service.rate_vs_iceoryx2"),
         ];
         let rows: Vec<Row> = today.iter().map(|(s, n)| row(s, n, 1.0)).collect();
         let measured = TARGETS

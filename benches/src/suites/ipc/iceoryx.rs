@@ -40,22 +40,22 @@ use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
-type Svc = ipc::Service;
-type Factory = PortFactory<Svc, [u8], i32, [u8], i32>;
-type Pending = PendingResponse<Svc, [u8], i32, [u8], i32>;
-type Requester = IceClient<Svc, [u8], i32, [u8], i32>;
+pub(crate) type Svc = ipc::Service;
+pub(crate) type Factory = PortFactory<Svc, [u8], i32, [u8], i32>;
+pub(crate) type Pending = PendingResponse<Svc, [u8], i32, [u8], i32>;
+pub(crate) type Requester = IceClient<Svc, [u8], i32, [u8], i32>;
 
 /// The request header that ends a sample: the server answers it and goes
 /// back to waiting on the socket.
 const PARK: i32 = i32::MIN;
 
 /// Empty polls in a row before a poll loop starts yielding the CPU.
-const SPIN: u32 = 1 << 12;
+pub(crate) const SPIN: u32 = 1 << 12;
 
 /// Most requests in flight on a lane that is sent 64 at a time.
 const DEEP: usize = 64;
 
-fn err(what: &str, e: impl std::fmt::Display) -> IpcError {
+pub(crate) fn err(what: &str, e: impl std::fmt::Display) -> IpcError {
     IpcError::Transport(format!("iceoryx2: {what}: {e}"))
 }
 
@@ -68,7 +68,7 @@ fn service_name(client_pid: u32, i: usize) -> Result<ServiceName, IpcError> {
 /// A node that leaves the process's signal handling alone. iceoryx2's own
 /// log shows errors only (`IOX2_LOG_LEVEL` overrides): at its default level
 /// every process says that it found no config file and uses the defaults.
-fn node() -> Result<Node<Svc>, IpcError> {
+pub(crate) fn node() -> Result<Node<Svc>, IpcError> {
     set_log_level_from_env_or(LogLevel::Error);
     NodeBuilder::new()
         .signal_handling_mode(SignalHandlingMode::Disabled)
@@ -310,7 +310,7 @@ fn requests(
 }
 
 /// Loans a request, copies `body` in and sends it.
-fn send(client: &Requester, header: i32, body: &[u8]) -> Result<Pending, IpcError> {
+pub(crate) fn send(client: &Requester, header: i32, body: &[u8]) -> Result<Pending, IpcError> {
     let request = client
         .loan_slice_uninit(body.len())
         .map_err(|e| err("loan a request", e))?;
@@ -336,7 +336,7 @@ fn park(client: &Requester, control: &UnixStream) -> Result<(), IpcError> {
 /// Polls `f` until it gives a value: busy, then yielding the CPU after
 /// [`SPIN`] empty polls in a row. Once yielding, every [`SPIN`] polls it
 /// checks that the other process still holds its end of `control`.
-fn poll_until<T>(
+pub(crate) fn poll_until<T>(
     mut f: impl FnMut() -> Result<Option<T>, IpcError>,
     control: &UnixStream,
 ) -> Result<T, IpcError> {
@@ -371,7 +371,7 @@ fn hung_up(sock: &UnixStream) -> bool {
     n == 0
 }
 
-type Server = IceServer<Svc, [u8], i32, [u8], i32>;
+pub(crate) type Server = IceServer<Svc, [u8], i32, [u8], i32>;
 
 /// Opens lane `i` of the client process `client_pid` and a server port on it.
 fn open_lane(

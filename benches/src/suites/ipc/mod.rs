@@ -53,24 +53,23 @@
 //!
 //! A new transport needs a client implementing [`Transport`] (it owns or
 //! borrows its [`peer::Peer`]), a server function registered under its role
-//! in [`peer_main`], and an entry in the variant list of [`run`] (and in the
+//! in [`ROLES`], and an entry in the variant list of [`run`] (and in the
 //! list given to [`loaded::measure`] for the rows under load).
 
 #[cfg(feature = "iceoryx2")]
-mod iceoryx;
+pub(crate) mod iceoryx;
 mod loaded;
 mod memcpy;
-mod peer;
+pub(crate) mod peer;
 mod tokio_unix;
-mod unix;
-mod uring;
+pub(crate) mod unix;
+pub(crate) mod uring;
 mod uring_tokio;
-mod wire;
+pub(crate) mod wire;
 
 use crate::harness::{Compare, Ctx, paired_median, row};
 use crate::targets::matches;
 use std::cell::RefCell;
-use std::process::ExitCode;
 use std::time::Duration;
 use wire::{IpcError, Patterns};
 
@@ -105,19 +104,17 @@ impl Transport for NotBuilt {
     }
 }
 
-/// In a server process, serves and returns the exit code; `None` in the
-/// benchmark process itself. `main` calls this first.
-pub fn peer_main() -> Option<ExitCode> {
-    peer::main(&[
-        ("unix", unix::serve),
-        ("tokio", tokio_unix::serve),
-        ("uring_queue", uring::serve),
-        ("uring_queue_tokio", uring_tokio::serve),
-        (loaded::ROLE, loaded::serve),
-        #[cfg(feature = "iceoryx2")]
-        ("iceoryx2", iceoryx::serve),
-    ])
-}
+/// The roles this suite starts this binary in: its servers, and the load
+/// of the `loaded` rows. `suites::peer_main` serves them.
+pub(crate) const ROLES: &[(&str, peer::Serve)] = &[
+    ("unix", unix::serve),
+    ("tokio", tokio_unix::serve),
+    ("uring_queue", uring::serve),
+    ("uring_queue_tokio", uring_tokio::serve),
+    (loaded::ROLE, loaded::serve),
+    #[cfg(feature = "iceoryx2")]
+    ("iceoryx2", iceoryx::serve),
+];
 
 const SIZES: &[(&str, usize)] = &[
     ("4B", 4),

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 /// Read buffer of either side: many small messages per `read`, while a
 /// large body bypasses it and goes straight to its destination.
-pub(super) const READ_BUF: usize = 64 << 10;
+pub(crate) const READ_BUF: usize = 64 << 10;
 
 /// The client end, with its server process.
 #[derive(Debug)]
@@ -61,7 +61,8 @@ impl<'p> Client<'p> {
     }
 }
 
-fn read_reply(
+/// Reads one reply of `body.len()` bytes into `body` and checks it.
+pub(crate) fn read_reply(
     reader: &mut BufReader<UnixStream>,
     body: &mut [u8],
     patterns: &Patterns,

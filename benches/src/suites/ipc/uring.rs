@@ -26,17 +26,17 @@ use uring_queue::uring::{self as uq, Config, Futex, Notifier, Reply, Request, Ti
 
 /// In-flight table slots, ring entries and credits: the suite's deepest
 /// pipeline.
-pub(super) const SLOTS: usize = 64;
+pub(crate) const SLOTS: usize = 64;
 
 /// The connection's sizes when at most `SLOTS` requests with bodies of up
 /// to `deep_max` bytes, or two with bodies of up to `MAX_BODY`, are in
 /// flight: a request block and a response block each.
-pub(super) fn config(deep_max: usize) -> Config {
+pub(crate) fn config(deep_max: usize) -> Config {
     let payload = (2 * SLOTS * deep_max).max(2 * MAX_BODY);
     Config::new(SLOTS, SLOTS, payload)
 }
 
-pub(super) fn err(e: uq::Error) -> IpcError {
+pub(crate) fn err(e: uq::Error) -> IpcError {
     IpcError::Transport(format!("uring_queue: {e}"))
 }
 
@@ -51,7 +51,7 @@ pub fn memory(deep_max: usize) -> Result<SharedMemory, IpcError> {
 /// takes a page fault the first time it lands on a part of the payload
 /// area (each side has its own page tables; the memfd's pages themselves
 /// are shared).
-pub(super) fn populate(shm: &mut SharedMemory) {
+pub(crate) fn populate(shm: &mut SharedMemory) {
     let region = shm.region();
     // SAFETY: the range is the whole of a live shared mapping (page-aligned
     // start); MADV_POPULATE_WRITE fills its page tables as a write fault
@@ -121,6 +121,11 @@ impl<'m, 'p> Connection<'m, 'p> {
         })
     }
 
+    /// The client end, for a suite that drives it its own way.
+    pub(crate) fn client(&self) -> &uq::Client<'m, SLOTS, Futex> {
+        &self.client
+    }
+
     /// Closes the connection and waits for the server to exit cleanly.
     pub fn finish(self) -> Result<(), IpcError> {
         drop(self.client);
@@ -138,7 +143,7 @@ impl<'m, 'p> Connection<'m, 'p> {
 
 /// A request with a `len`-byte body, copied into a fresh block of
 /// `client`'s, and a response block as large.
-pub(super) fn request<W: Notifier>(
+pub(crate) fn request<W: Notifier>(
     client: &uq::Client<'_, SLOTS, W>,
     patterns: &Patterns,
     len: usize,
@@ -155,7 +160,7 @@ pub(super) fn request<W: Notifier>(
 }
 
 /// Checks the reply to a `len`-byte request in place and frees its blocks.
-pub(super) fn check<W: Notifier>(
+pub(crate) fn check<W: Notifier>(
     client: &uq::Client<'_, SLOTS, W>,
     patterns: &Patterns,
     reply: Result<Reply, uq::Error>,

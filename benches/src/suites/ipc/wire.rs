@@ -32,9 +32,15 @@ pub struct Patterns {
 impl Patterns {
     /// Generates both patterns (a few milliseconds).
     pub fn new() -> Self {
+        Self::upto(MAX_BODY)
+    }
+
+    /// The first `max` bytes of both patterns: for a process that sends or
+    /// checks only small bodies, which need not generate 8 MiB first.
+    pub fn upto(max: usize) -> Self {
         Self {
-            request: pseudo_random(0x243f_6a88_85a3_08d3, MAX_BODY),
-            reply: pseudo_random(0x1319_8a2e_0370_7344, MAX_BODY),
+            request: pseudo_random(0x243f_6a88_85a3_08d3, max),
+            reply: pseudo_random(0x1319_8a2e_0370_7344, max),
         }
     }
 
@@ -222,6 +228,9 @@ mod tests {
         // No short period: a body shifted by a page still fails.
         assert_ne!(p.request[..4096], p.request[4096..8192]);
         assert_eq!(Patterns::new().request, p.request, "both sides agree");
+        let small = Patterns::upto(64);
+        assert_eq!(small.request, p.request[..64]);
+        assert_eq!(small.reply, p.reply[..64]);
     }
 
     #[test]
