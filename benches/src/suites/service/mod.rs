@@ -12,7 +12,7 @@
 //! - `idle200.4B`: this process's 4 B round trip (one in flight, blocking
 //!   calls, default spin-then-park options) on a server that 200 other
 //!   client processes are connected to, each idle after one checked call
-//!   (`idle200`), against the same on a server with no other client
+//!   (`service`), against the same on a server with no other client
 //!   (`one`). Both servers are the crate's blocking [`Hub`] loop, one
 //!   thread each; by default this process is pinned to one CPU and both
 //!   servers to another, as in the `ipc` suite (`COMPARE_IPC_CPUS`).
@@ -36,10 +36,12 @@
 //!
 //! Rows: `<test>.<variant>.median` (µs per round trip or per connection;
 //! requests per second for `active16`), `<test>.<variant>.t_vs_<anchor>` or
-//! `rate_vs_<anchor>` and `<test>.<variant>.spread`, and the headline ratios
-//! the targets read: `idle200.4B.t_vs_one`, `active16.rate_vs_pair`,
-//! `active16.rate_vs_unix`, `active16.rate_vs_iceoryx2` (`NaN` without the
-//! feature) and `connect.t_vs_unix`.
+//! `rate_vs_<anchor>`, and `<test>.<variant>.spread` for every variant but
+//! the anchor; and the service's rate against the other anchors,
+//! `active16.service.rate_vs_unix` and `active16.service.rate_vs_iceoryx2`
+//! (`NaN` without the feature). The targets read
+//! `idle200.4B.service.t_vs_one` and the three `active16.service.rate_vs_*`
+//! rows; `connect.service.t_vs_unix` is reported, with no target.
 //!
 //! Knobs (environment): `COMPARE_SERVICE_IDLE` (idle clients, 200),
 //! `COMPARE_SERVICE_ACTIVE` (active clients, 16), `COMPARE_SERVICE_REQUESTS`
