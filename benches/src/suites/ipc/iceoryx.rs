@@ -30,6 +30,7 @@ use super::SIZES;
 use super::Transport;
 use super::peer::{self, Peer};
 use super::wire::{self, IpcError, Patterns};
+use iceoryx2::active_request::ActiveRequest;
 use iceoryx2::pending_response::PendingResponse;
 use iceoryx2::port::client::Client as IceClient;
 use iceoryx2::port::server::Server as IceServer;
@@ -44,6 +45,7 @@ pub(crate) type Svc = ipc::Service;
 pub(crate) type Factory = PortFactory<Svc, [u8], i32, [u8], i32>;
 pub(crate) type Pending = PendingResponse<Svc, [u8], i32, [u8], i32>;
 pub(crate) type Requester = IceClient<Svc, [u8], i32, [u8], i32>;
+pub(crate) type Active = ActiveRequest<Svc, [u8], i32, [u8], i32>;
 
 /// The request header that ends a sample: the server answers it and goes
 /// back to waiting on the socket.
@@ -98,14 +100,32 @@ impl std::fmt::Debug for Lane {
 }
 
 fn lane(node: &Node<Svc>, i: usize, len: usize, depth: usize) -> Result<Lane, IpcError> {
-    let service = node
-        .service_builder(&service_name(std::process::id(), i)?)
+    let service = create_service(node, &service_name(std::process::id(), i)?, 1, depth)?;
+    let client = client_port(&service, len)?;
+    Ok(Lane::Ready {
+        len,
+        depth,
+        client,
+        _service: service,
+    })
+}
+
+/// Creates a request/response service of `u8` slices with `i32` headers
+/// each way, for `clients` clients and one server, `depth` active requests
+/// per client, one response buffered per request, nothing ever dropped.
+pub(crate) fn create_service(
+    node: &Node<Svc>,
+    name: &ServiceName,
+    clients: usize,
+    depth: usize,
+) -> Result<Factory, IpcError> {
+    node.service_builder(name)
         .request_response::<[u8], [u8]>()
         .request_user_header::<i32>()
         .response_user_header::<i32>()
-        .max_clients(1)
+        .max_clients(clients)
         .max_servers(1)
-        .max_nodes(2)
+        .max_nodes(clients + 1)
         .max_active_requests_per_client(depth)
         .max_response_buffer_size(1)
         .max_loaned_requests(1)
@@ -113,19 +133,48 @@ fn lane(node: &Node<Svc>, i: usize, len: usize, depth: usize) -> Result<Lane, Ip
         .enable_safe_overflow_for_requests(false)
         .enable_safe_overflow_for_responses(false)
         .create()
-        .map_err(|e| err("service", e))?;
-    let client = service
+        .map_err(|e| err("service", e))
+}
+
+/// Opens the service `name`, made by [`create_service`] in another process.
+pub(crate) fn open_service(node: &Node<Svc>, name: &ServiceName) -> Result<Factory, IpcError> {
+    node.service_builder(name)
+        .request_response::<[u8], [u8]>()
+        .request_user_header::<i32>()
+        .response_user_header::<i32>()
+        .open()
+        .map_err(|e| err("open the service", e))
+}
+
+/// A client port whose requests are allocated for `len`-byte bodies.
+pub(crate) fn client_port(service: &Factory, len: usize) -> Result<Requester, IpcError> {
+    service
         .client_builder()
         .initial_max_slice_len(len)
         .allocation_strategy(AllocationStrategy::Static)
         .create()
-        .map_err(|e| err("client port", e))?;
-    Ok(Lane::Ready {
-        len,
-        depth,
-        client,
-        _service: service,
-    })
+        .map_err(|e| err("client port", e))
+}
+
+/// A server port whose responses are allocated for `len`-byte bodies.
+pub(crate) fn server_port(service: &Factory, len: usize) -> Result<Server, IpcError> {
+    service
+        .server_builder()
+        .initial_max_slice_len(len)
+        .allocation_strategy(AllocationStrategy::Static)
+        .create()
+        .map_err(|e| err("server port", e))
+}
+
+/// Answers `request`: loans a response, copies `body` in, sets `header`,
+/// sends it.
+pub(crate) fn respond(request: Active, header: i32, body: &[u8]) -> Result<(), IpcError> {
+    let response = request
+        .loan_slice_uninit(body.len())
+        .map_err(|e| err("loan a response", e))?;
+    let mut response = response.write_from_slice(body);
+    *response.user_header_mut() = header;
+    response.send().map_err(|e| err("respond", e))
 }
 
 /// The client end, with its server process.
@@ -380,19 +429,8 @@ fn open_lane(
     i: usize,
     len: usize,
 ) -> Result<(Factory, Server), IpcError> {
-    let service = node
-        .service_builder(&service_name(client_pid, i)?)
-        .request_response::<[u8], [u8]>()
-        .request_user_header::<i32>()
-        .response_user_header::<i32>()
-        .open()
-        .map_err(|e| err("open the service", e))?;
-    let server = service
-        .server_builder()
-        .initial_max_slice_len(len)
-        .allocation_strategy(AllocationStrategy::Static)
-        .create()
-        .map_err(|e| err("server port", e))?;
+    let service = open_service(node, &service_name(client_pid, i)?)?;
+    let server = server_port(&service, len)?;
     Ok((service, server))
 }
 
@@ -444,12 +482,7 @@ fn serve_lane(server: &Server, patterns: &Patterns, control: &UnixStream) -> Res
             wire::check_body("request", request.payload(), &patterns.request[..len])?;
             (wire::reply_header(len), len)
         };
-        let response = request
-            .loan_slice_uninit(len)
-            .map_err(|e| err("loan a response", e))?;
-        let mut response = response.write_from_slice(&patterns.reply[..len]);
-        *response.user_header_mut() = reply;
-        response.send().map_err(|e| err("respond", e))?;
+        respond(request, reply, &patterns.reply[..len])?;
         if header == PARK {
             return Ok(());
         }

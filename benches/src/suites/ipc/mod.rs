@@ -61,7 +61,7 @@ pub(crate) mod iceoryx;
 mod loaded;
 mod memcpy;
 pub(crate) mod peer;
-mod tokio_unix;
+pub(crate) mod tokio_unix;
 pub(crate) mod unix;
 pub(crate) mod uring;
 mod uring_tokio;

@@ -163,10 +163,11 @@ pub fn serve(fds: Vec<OwnedFd>) -> Result<(), IpcError> {
     rt.block_on(serve_on(stream, &Patterns::new()))
 }
 
-/// The server loop on a connected socket.
+/// The server loop on a connected socket: takes bodies as long as
+/// `patterns` (a longer one is an error).
 pub async fn serve_on(stream: UnixStream, patterns: &Patterns) -> Result<(), IpcError> {
     let mut stream = BufReader::with_capacity(READ_BUF, stream);
-    let mut body = vec![0; MAX_BODY];
+    let mut body = vec![0; patterns.request.len()];
     let mut frames = patterns.reply_frames();
     loop {
         if stream.fill_buf().await?.is_empty() {
@@ -175,7 +176,10 @@ pub async fn serve_on(stream: UnixStream, patterns: &Patterns) -> Result<(), Ipc
         let mut header = [0; HEADER];
         stream.read_exact(&mut header).await?;
         let len = wire::request_len(i32::from_le_bytes(header))?;
-        let body = &mut body[..len];
+        let max = body.len();
+        let body = body.get_mut(..len).ok_or_else(|| {
+            IpcError::Transport(format!("a {len}-byte request; this server takes {max}"))
+        })?;
         stream.read_exact(body).await?;
         wire::check_body("request", body, &patterns.request[..len])?;
         stream

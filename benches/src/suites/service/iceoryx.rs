@@ -17,7 +17,8 @@
 use super::control::{Control, field};
 use super::{DEPTH, SMALL};
 use crate::suites::ipc::iceoryx::{
-    Factory, Pending, Requester, SPIN, Server, Svc, err, node, poll_until, send,
+    Active, Factory, Pending, Requester, SPIN, Server, Svc, client_port, create_service, err, node,
+    open_service, poll_until, respond, send, server_port,
 };
 use crate::suites::ipc::wire::{self, IpcError, Patterns};
 use iceoryx2::prelude::*;
@@ -42,28 +43,8 @@ fn service_name(name: &str) -> Result<ServiceName, IpcError> {
 /// Creates the service for `clients` clients with [`DEPTH`] requests in
 /// flight each, and its server port.
 fn create(node: &Node<Svc>, name: &str, clients: usize) -> Result<(Factory, Server), IpcError> {
-    let service = node
-        .service_builder(&service_name(name)?)
-        .request_response::<[u8], [u8]>()
-        .request_user_header::<i32>()
-        .response_user_header::<i32>()
-        .max_clients(clients)
-        .max_servers(1)
-        .max_nodes(clients + 1)
-        .max_active_requests_per_client(DEPTH)
-        .max_response_buffer_size(1)
-        .max_loaned_requests(1)
-        // Nothing is dropped: a full queue would be a bug, not a loss.
-        .enable_safe_overflow_for_requests(false)
-        .enable_safe_overflow_for_responses(false)
-        .create()
-        .map_err(|e| err("service", e))?;
-    let server = service
-        .server_builder()
-        .initial_max_slice_len(SMALL)
-        .allocation_strategy(AllocationStrategy::Static)
-        .create()
-        .map_err(|e| err("server port", e))?;
+    let service = create_service(node, &service_name(name)?, clients, DEPTH)?;
+    let server = server_port(&service, SMALL)?;
     Ok((service, server))
 }
 
@@ -139,22 +120,14 @@ fn obey(
     Ok(())
 }
 
-type Active = iceoryx2::active_request::ActiveRequest<Svc, [u8], i32, [u8], i32>;
-
-/// Checks a request in place, loans a response, copies the reply body in,
-/// sends it.
+/// Checks a request in place and answers it.
 fn answer(request: Active, patterns: &Patterns) -> Result<(), IpcError> {
     let len = wire::request_len(*request.user_header())?;
     let expected = patterns.request.get(..len).ok_or_else(|| {
         IpcError::Transport(format!("a {len}-byte request; this server takes {SMALL}"))
     })?;
     wire::check_body("request", request.payload(), expected)?;
-    let response = request
-        .loan_slice_uninit(len)
-        .map_err(|e| err("loan a response", e))?;
-    let mut response = response.write_from_slice(&patterns.reply[..len]);
-    *response.user_header_mut() = wire::reply_header(len);
-    response.send().map_err(|e| err("respond", e))
+    respond(request, wire::reply_header(len), &patterns.reply[..len])
 }
 
 /// An active client's port on the service.
@@ -174,19 +147,8 @@ impl Client {
     /// Opens the service `name` (the server created it) and a client port.
     pub fn open(name: &str, control: UnixStream) -> Result<Self, IpcError> {
         let node = node()?;
-        let service = node
-            .service_builder(&service_name(name)?)
-            .request_response::<[u8], [u8]>()
-            .request_user_header::<i32>()
-            .response_user_header::<i32>()
-            .open()
-            .map_err(|e| err("open the service", e))?;
-        let client = service
-            .client_builder()
-            .initial_max_slice_len(SMALL)
-            .allocation_strategy(AllocationStrategy::Static)
-            .create()
-            .map_err(|e| err("client port", e))?;
+        let service = open_service(&node, &service_name(name)?)?;
+        let client = client_port(&service, SMALL)?;
         Ok(Self {
             pending: VecDeque::with_capacity(DEPTH),
             client,

@@ -1,15 +1,16 @@
 //! The socket anchor: a tokio server on a Unix socket in the abstract
 //! namespace, a task per connection on one current-thread runtime (one
-//! thread, as the hub), the `ipc` suite's frames and checks.
+//! thread, as the hub), each served by the `ipc` suite's tokio server loop
+//! (its frames and checks).
 
 use super::SMALL;
 use super::control::{Control, field};
-use crate::suites::ipc::wire::{self, HEADER, IpcError, Patterns};
+use crate::suites::ipc::tokio_unix::serve_on;
+use crate::suites::ipc::wire::{IpcError, Patterns};
 use std::os::fd::OwnedFd;
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::{SocketAddr, UnixListener, UnixStream};
 use std::sync::atomic::{AtomicBool, Ordering};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
 /// Set once a connection's task failed: the process then exits with an
 /// error when the suite hangs up.
@@ -59,36 +60,11 @@ fn accept_all(listener: UnixListener) -> Result<(), IpcError> {
         loop {
             let (stream, _) = listener.accept().await?;
             tokio::spawn(async move {
-                if let Err(e) = answer_all(stream, patterns).await {
+                if let Err(e) = serve_on(stream, patterns).await {
                     eprintln!("service unix server: {e}");
                     FAILED.store(true, Ordering::Relaxed);
                 }
             });
         }
     })
-}
-
-/// Answers one connection's requests in order until it hangs up.
-async fn answer_all(stream: tokio::net::UnixStream, patterns: &Patterns) -> Result<(), IpcError> {
-    let (reader, mut writer) = stream.into_split();
-    let mut reader = BufReader::with_capacity(4096, reader);
-    let mut frames = vec![0; HEADER + SMALL];
-    frames[HEADER..].copy_from_slice(&patterns.reply[..SMALL]);
-    let mut body = [0; SMALL];
-    loop {
-        if reader.fill_buf().await?.is_empty() {
-            return Ok(()); // the client hung up between requests
-        }
-        let mut header = [0; HEADER];
-        reader.read_exact(&mut header).await?;
-        let len = wire::request_len(i32::from_le_bytes(header))?;
-        let body = body.get_mut(..len).ok_or_else(|| {
-            IpcError::Transport(format!("a {len}-byte request; this server takes {SMALL}"))
-        })?;
-        reader.read_exact(body).await?;
-        wire::check_body("request", body, &patterns.request[..len])?;
-        writer
-            .write_all(wire::frame(&mut frames, wire::reply_header(len), len))
-            .await?;
-    }
 }
