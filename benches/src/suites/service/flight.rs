@@ -87,3 +87,45 @@ impl Socket {
         Ok(start.elapsed())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suites::ipc::tokio_unix::serve_on;
+
+    #[test]
+    fn a_socket_keeps_its_depth_in_flight_and_a_long_body_is_refused() {
+        let patterns = Patterns::upto(64);
+        let (ours, theirs) = UnixStream::pair().unwrap();
+        std::thread::scope(|s| {
+            let server = s.spawn(|| {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_io()
+                    .build()
+                    .unwrap();
+                theirs.set_nonblocking(true).unwrap();
+                let stream = {
+                    let _ctx = rt.enter();
+                    tokio::net::UnixStream::from_std(theirs).unwrap()
+                };
+                rt.block_on(serve_on(stream, &patterns))
+            });
+            let mut socket = Socket::new(ours, &patterns, 64).unwrap();
+            for work in [(4, 1, 1), (4, 100, 16), (64, 5, 16), (0, 2, 1)] {
+                socket.exchange(&patterns, work).unwrap();
+            }
+            // A body longer than the server's patterns is refused, not
+            // answered: the server hangs up with the reason.
+            socket.frames = vec![0; HEADER + 65];
+            socket.body = vec![0; 65];
+            let long = Patterns::upto(65);
+            assert!(socket.exchange(&long, (65, 1, 1)).is_err());
+            drop(socket);
+            let served = server.join().unwrap();
+            assert!(
+                matches!(&served, Err(IpcError::Transport(m)) if m.contains("65-byte")),
+                "{served:?}"
+            );
+        });
+    }
+}

@@ -52,20 +52,26 @@ pub fn serve(fds: Vec<OwnedFd>) -> Result<(), IpcError> {
             r
         })
     };
-    let patterns = Patterns::upto(SMALL);
+    let served = serve_until(&mut hub, &stop, &Patterns::upto(SMALL));
+    watcher.join().expect("the control thread panicked")?;
+    served
+}
+
+/// Serves `hub`'s clients until `stop` is set (noticed within 10 ms); the
+/// first request that failed its check, if any, is the error.
+fn serve_until(hub: &mut Hub, stop: &AtomicBool, patterns: &Patterns) -> Result<(), IpcError> {
     let mut failure = None;
     while !stop.load(Ordering::Relaxed) {
         hub.turn(
             Some(Duration::from_millis(10)),
             &mut |_, incoming, body, out| {
-                answer(incoming, body, out, &patterns).unwrap_or_else(|e| {
+                answer(incoming, body, out, patterns).unwrap_or_else(|e| {
                     failure.get_or_insert(e);
                     (REFUSED, 0)
                 })
             },
         )?;
     }
-    watcher.join().expect("the control thread panicked")?;
     failure.map_or(Ok(()), Err)
 }
 
@@ -103,5 +109,51 @@ pub fn allow_many_descriptors() {
         // SAFETY: `limit` is a valid rlimit; raising the soft limit to the
         // hard one needs no privilege and touches no memory of ours.
         unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suites::ipc::uring;
+    use crate::suites::service::flight;
+    use uring_queue::uring::Request;
+    use uring_queue::uring::service::{ClientConfig, connect};
+
+    #[test]
+    fn the_hub_answers_good_requests_and_refuses_a_corrupt_one() {
+        let name = format!("compare-service-test-{}", std::process::id());
+        let mut hub = Hub::new(Service::bind(name.as_str(), options()).unwrap()).unwrap();
+        let stop = AtomicBool::new(false);
+        let patterns = Patterns::upto(SMALL);
+        std::thread::scope(|s| {
+            let server = s.spawn(|| serve_until(&mut hub, &stop, &patterns));
+            let client = connect::<SLOTS>(name.as_str(), ClientConfig::default()).unwrap();
+            for work in [(4, 1, 1), (4, 40, 16), (SMALL, 8, 4), (0, 3, 2)] {
+                flight::pair(&client, &patterns, work).unwrap();
+            }
+            // One flipped byte: the reply carries REFUSED, which the
+            // client's check rejects, and the server reports the body.
+            let mut body = client.alloc(4).unwrap();
+            let bytes = client.bytes_mut(&mut body).unwrap();
+            bytes.copy_from_slice(&patterns.request[..4]);
+            bytes[2] ^= 1;
+            let request = Request::new(wire::request_header(4) as u32)
+                .with_payload(body)
+                .with_response(client.alloc(4).unwrap());
+            let reply = client.call(request);
+            assert_eq!(reply.as_ref().unwrap().result, REFUSED);
+            let checked = uring::check(&client, &patterns, reply, 4);
+            assert!(
+                matches!(checked, Err(IpcError::BadHeader { got: REFUSED, .. })),
+                "{checked:?}"
+            );
+            stop.store(true, Ordering::Relaxed);
+            let served = server.join().unwrap();
+            assert!(
+                matches!(served, Err(IpcError::BadBody { at: 2, .. })),
+                "{served:?}"
+            );
+        });
     }
 }

@@ -146,6 +146,9 @@ fn name(what: &str) -> String {
 /// Runs the suite.
 pub fn run(ctx: &Ctx) {
     let knobs = Knobs::from_env(ctx);
+    // Two sockets per process started: more than a soft limit of 1024
+    // allows once the knobs ask for 500 idle clients.
+    hub::allow_many_descriptors();
     eprintln!(
         "  {} idle and {} active client processes, {} requests per client per sample, {} rounds",
         knobs.idle, knobs.active, knobs.requests, knobs.rounds

@@ -107,3 +107,23 @@ impl Times {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ratios_point_the_way_their_kind_says() {
+        let ms = |v: &[u64]| v.iter().map(|&x| Duration::from_millis(x)).collect();
+        // `slow` takes twice as long as `fast` in every round.
+        let t = Times {
+            test: "t".into(),
+            names: vec!["fast", "slow"],
+            times: vec![ms(&[10, 20, 30]), ms(&[20, 40, 60])],
+        };
+        assert_eq!(t.ratio(Kind::Time, "slow", "fast"), 2.0);
+        assert_eq!(t.ratio(Kind::Rate, "slow", "fast"), 0.5);
+        assert_eq!(t.ratio(Kind::Rate, "fast", "slow"), 2.0);
+        assert_eq!(t.ratio(Kind::Time, "fast", "fast"), 1.0);
+    }
+}
