@@ -58,6 +58,11 @@ pub struct Target {
 const ICEORYX2: &str =
     "`--features iceoryx2` (cargo run --release -p benches --features iceoryx2 -- ipc)";
 
+/// What measures the iceoryx2 targets with 64 large requests in flight:
+/// the feature, and a full run.
+const ICEORYX2_FULL: &str = "`--features iceoryx2` in a full run (quick mode stops 64 in flight \
+     at 64 KiB): cargo run --release -p benches --features iceoryx2 -- ipc";
+
 /// The section that measures the floors behind the pool, element-wise and
 /// fresh-ops misses on the AMD machine (and on the Intel one for the pool
 /// and fresh ops).
@@ -310,28 +315,34 @@ pub const TARGETS: &[Target] = &[
         "4 MiB, written and read once, both polling: time vs iceoryx2",
         &["4MiB.busy.uring_queue.median", "4MiB.busy.iceoryx2.median"],
     ),
-    vs_iceoryx2(
-        &[Source::Row(
-            "1MiB.inflight64.busy.uring_queue.t_vs_iceoryx2",
-        )],
-        1.0,
-        "1 MiB, 64 in flight, both polling: time vs iceoryx2",
-        &[
-            "1MiB.inflight64.busy.uring_queue.median",
-            "1MiB.inflight64.busy.iceoryx2.median",
-        ],
-    ),
-    vs_iceoryx2(
-        &[Source::Row(
-            "4MiB.inflight64.busy.uring_queue.t_vs_iceoryx2",
-        )],
-        1.0,
-        "4 MiB, 64 in flight, both polling: time vs iceoryx2",
-        &[
-            "4MiB.inflight64.busy.uring_queue.median",
-            "4MiB.inflight64.busy.iceoryx2.median",
-        ],
-    ),
+    Target {
+        needs: Some(ICEORYX2_FULL),
+        ..vs_iceoryx2(
+            &[Source::Row(
+                "1MiB.inflight64.busy.uring_queue.t_vs_iceoryx2",
+            )],
+            1.0,
+            "1 MiB, 64 in flight, both polling: time vs iceoryx2",
+            &[
+                "1MiB.inflight64.busy.uring_queue.median",
+                "1MiB.inflight64.busy.iceoryx2.median",
+            ],
+        )
+    },
+    Target {
+        needs: Some(ICEORYX2_FULL),
+        ..vs_iceoryx2(
+            &[Source::Row(
+                "4MiB.inflight64.busy.uring_queue.t_vs_iceoryx2",
+            )],
+            1.0,
+            "4 MiB, 64 in flight, both polling: time vs iceoryx2",
+            &[
+                "4MiB.inflight64.busy.uring_queue.median",
+                "4MiB.inflight64.busy.iceoryx2.median",
+            ],
+        )
+    },
     vs_iceoryx2(
         &[Source::Row("1MiB.inplace.uring_queue.t_vs_iceoryx2")],
         0.8,

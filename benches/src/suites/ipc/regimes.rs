@@ -203,18 +203,23 @@ fn check<W: Notifier>(
     Ok(())
 }
 
-/// Polls `f` until it gives a value or fails: busy, then yielding the CPU
-/// after [`SPIN`] empty polls in a row.
+/// One poll's outcome: done, or the state to poll again with.
+enum Step<T, S> {
+    Done(T),
+    Again(S),
+}
+
+/// Polls `f` until it is done or fails: busy, then yielding the CPU after
+/// [`SPIN`] empty polls in a row.
 fn poll_until<T, S>(
     mut state: S,
-    mut f: impl FnMut(S) -> Result<T, Result<S, uq::Error>>,
+    mut f: impl FnMut(S) -> Result<Step<T, S>, uq::Error>,
 ) -> Result<T, uq::Error> {
     let mut idle = 0_u32;
     loop {
-        match f(state) {
-            Ok(v) => return Ok(v),
-            Err(Ok(again)) => state = again,
-            Err(Err(e)) => return Err(e),
+        match f(state)? {
+            Step::Done(v) => return Ok(v),
+            Step::Again(again) => state = again,
         }
         idle = idle.saturating_add(1);
         if idle >= SPIN {
@@ -230,12 +235,12 @@ fn spin_submit<W: Notifier>(
     request: Request,
 ) -> Result<Ticket, IpcError> {
     poll_until(request, |r| match client.try_submit(r) {
-        Ok(ticket) => Ok(ticket),
+        Ok(ticket) => Ok(Step::Done(ticket)),
         Err(Rejected {
             error: uq::Error::Busy,
             value,
-        }) => Err(client.poll_completions().map(|_| value)),
-        Err(r) => Err(Err(r.error)),
+        }) => client.poll_completions().map(|_| Step::Again(value)),
+        Err(r) => Err(r.error),
     })
     .map_err(err)
 }
@@ -246,12 +251,12 @@ fn spin_wait<W: Notifier>(
     ticket: Ticket,
 ) -> Result<Reply, uq::Error> {
     poll_until(ticket, |t| match client.try_wait(t) {
-        Ok(reply) => Ok(reply),
+        Ok(reply) => Ok(Step::Done(reply)),
         Err(Rejected {
             error: uq::Error::NotReady,
             value,
-        }) => Err(Ok(value)),
-        Err(r) => Err(Err(r.error)),
+        }) => Ok(Step::Again(value)),
+        Err(r) => Err(r.error),
     })
 }
 
