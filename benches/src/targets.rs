@@ -62,6 +62,11 @@ const ICEORYX2: &str =
 const ICEORYX2_SERVICE: &str =
     "`--features iceoryx2` (cargo run --release -p benches --features iceoryx2 -- service)";
 
+/// What measures the iceoryx2 targets with 64 large requests in flight:
+/// the feature, and a full run.
+const ICEORYX2_FULL: &str = "`--features iceoryx2` in a full run (quick mode stops 64 in flight \
+     at 64 KiB): cargo run --release -p benches --features iceoryx2 -- ipc";
+
 /// The section that measures the floors behind the pool, element-wise and
 /// fresh-ops misses on the AMD machine (and on the Intel one for the pool
 /// and fresh ops).
@@ -69,6 +74,27 @@ const SECOND_MACHINE: &str = "A second machine: AMD EPYC (2026-11-26)";
 
 /// The ipc section that shows the 4 MiB target sits on the floor of its work.
 const IPC_TARGETS: &str = "Against the targets";
+
+/// A target of the pair against iceoryx2 in one regime (docs/benchmarks.md,
+/// "Regimes against iceoryx2"): its row at most `threshold`, the two
+/// medians beside it.
+const fn vs_iceoryx2(
+    sources: &'static [Source],
+    threshold: f64,
+    label: &'static str,
+    also: &'static [&'static str],
+) -> Target {
+    Target {
+        suite: "ipc",
+        sources,
+        cmp: Cmp::AtMost,
+        threshold,
+        label,
+        needs: Some(ICEORYX2),
+        known: None,
+        also,
+    }
+}
 
 /// Every target, grouped by suite in the order the suites run.
 pub const TARGETS: &[Target] = &[
@@ -212,6 +238,144 @@ pub const TARGETS: &[Target] = &[
         needs: Some(ICEORYX2),
         known: None,
         also: &["4KiB.uring_queue.median", "4KiB.iceoryx2.median"],
+    },
+    // The regimes against iceoryx2.
+    vs_iceoryx2(
+        &[Source::Row("4B.signal.uring_queue.t_vs_iceoryx2")],
+        0.15,
+        "4 B, signal only, both polling: time vs iceoryx2",
+        &["4B.signal.uring_queue.median", "4B.signal.iceoryx2.median"],
+    ),
+    vs_iceoryx2(
+        &[Source::Row("64B.signal.uring_queue.t_vs_iceoryx2")],
+        0.15,
+        "64 B, signal only, both polling: time vs iceoryx2",
+        &[
+            "64B.signal.uring_queue.median",
+            "64B.signal.iceoryx2.median",
+        ],
+    ),
+    vs_iceoryx2(
+        &[Source::Row("4KiB.signal.uring_queue.t_vs_iceoryx2")],
+        0.15,
+        "4 KiB, signal only, both polling: time vs iceoryx2",
+        &[
+            "4KiB.signal.uring_queue.median",
+            "4KiB.signal.iceoryx2.median",
+        ],
+    ),
+    vs_iceoryx2(
+        &[Source::Row("64KiB.signal.uring_queue.t_vs_iceoryx2")],
+        0.15,
+        "64 KiB, signal only, both polling: time vs iceoryx2",
+        &[
+            "64KiB.signal.uring_queue.median",
+            "64KiB.signal.iceoryx2.median",
+        ],
+    ),
+    vs_iceoryx2(
+        &[Source::Row("1MiB.signal.uring_queue.t_vs_iceoryx2")],
+        0.15,
+        "1 MiB, signal only, both polling: time vs iceoryx2",
+        &[
+            "1MiB.signal.uring_queue.median",
+            "1MiB.signal.iceoryx2.median",
+        ],
+    ),
+    vs_iceoryx2(
+        &[Source::Row("4MiB.signal.uring_queue.t_vs_iceoryx2")],
+        0.15,
+        "4 MiB, signal only, both polling: time vs iceoryx2",
+        &[
+            "4MiB.signal.uring_queue.median",
+            "4MiB.signal.iceoryx2.median",
+        ],
+    ),
+    Target {
+        suite: "ipc",
+        sources: &[
+            Source::Row("signal.uring_queue.t_4MiB_vs_4B"),
+            Source::Quotient(
+                "4MiB.signal.uring_queue.median",
+                "4B.signal.uring_queue.median",
+            ),
+        ],
+        cmp: Cmp::AtMost,
+        threshold: 1.2,
+        label: "signal only: the pair's 4 MiB time vs its 4 B time",
+        needs: None,
+        known: None,
+        also: &[],
+    },
+    vs_iceoryx2(
+        &[Source::Row("1MiB.busy.uring_queue.t_vs_iceoryx2")],
+        1.0,
+        "1 MiB, written and read once, both polling: time vs iceoryx2",
+        &["1MiB.busy.uring_queue.median", "1MiB.busy.iceoryx2.median"],
+    ),
+    vs_iceoryx2(
+        &[Source::Row("4MiB.busy.uring_queue.t_vs_iceoryx2")],
+        1.0,
+        "4 MiB, written and read once, both polling: time vs iceoryx2",
+        &["4MiB.busy.uring_queue.median", "4MiB.busy.iceoryx2.median"],
+    ),
+    Target {
+        needs: Some(ICEORYX2_FULL),
+        ..vs_iceoryx2(
+            &[Source::Row(
+                "1MiB.inflight64.busy.uring_queue.t_vs_iceoryx2",
+            )],
+            1.0,
+            "1 MiB, 64 in flight, both polling: time vs iceoryx2",
+            &[
+                "1MiB.inflight64.busy.uring_queue.median",
+                "1MiB.inflight64.busy.iceoryx2.median",
+            ],
+        )
+    },
+    Target {
+        needs: Some(ICEORYX2_FULL),
+        ..vs_iceoryx2(
+            &[Source::Row(
+                "4MiB.inflight64.busy.uring_queue.t_vs_iceoryx2",
+            )],
+            1.0,
+            "4 MiB, 64 in flight, both polling: time vs iceoryx2",
+            &[
+                "4MiB.inflight64.busy.uring_queue.median",
+                "4MiB.inflight64.busy.iceoryx2.median",
+            ],
+        )
+    },
+    vs_iceoryx2(
+        &[Source::Row("1MiB.inplace.uring_queue.t_vs_iceoryx2")],
+        0.8,
+        "1 MiB, answered in place: time vs iceoryx2 written and read once",
+        &[
+            "1MiB.inplace.uring_queue.median",
+            "1MiB.inplace.iceoryx2.median",
+        ],
+    ),
+    vs_iceoryx2(
+        &[Source::Row("4MiB.inplace.uring_queue.t_vs_iceoryx2")],
+        0.8,
+        "4 MiB, answered in place: time vs iceoryx2 written and read once",
+        &[
+            "4MiB.inplace.uring_queue.median",
+            "4MiB.inplace.iceoryx2.median",
+        ],
+    ),
+    // The default blocking pair against the floor of its work, one in
+    // flight (docs/benchmarks.md, IPC_TARGETS: the restated 4 MiB target).
+    Target {
+        suite: "ipc",
+        sources: &[Source::Row("4MiB.uring_queue.t_vs_memcpy_checked")],
+        cmp: Cmp::AtMost,
+        threshold: 1.1,
+        label: "4 MiB round trip, blocking calls: time vs the floor (memcpy_checked)",
+        needs: None,
+        known: None,
+        also: &["4MiB.uring_queue.median", "4MiB.memcpy_checked.median"],
     },
     Target {
         suite: "ipc",
@@ -723,6 +887,38 @@ mod tests {
             .filter(|t| t.check(&rows).status != Status::NotMeasured)
             .count();
         assert_eq!(measured, today.len());
+    }
+
+    #[test]
+    fn each_regime_row_meets_its_own_target_and_no_other() {
+        let regime_rows = [
+            ("4B.signal.uring_queue.t_vs_iceoryx2", 0.1),
+            ("4MiB.signal.uring_queue.t_vs_iceoryx2", 0.1),
+            ("signal.uring_queue.t_4MiB_vs_4B", 1.1),
+            ("1MiB.busy.uring_queue.t_vs_iceoryx2", 0.9),
+            ("4MiB.inflight64.busy.uring_queue.t_vs_iceoryx2", 0.9),
+            ("4MiB.inplace.uring_queue.t_vs_iceoryx2", 0.7),
+        ];
+        for (name, value) in regime_rows {
+            let rows = [row("ipc", name, value)];
+            let measured: Vec<_> = TARGETS
+                .iter()
+                .map(|t| t.check(&rows))
+                .filter(|o| o.status != Status::NotMeasured)
+                .collect();
+            assert_eq!(measured.len(), 1, "{name}");
+            assert_eq!(measured[0].status, Status::Met, "{name}");
+        }
+        // The regime rows stay out of the targets on the default calls.
+        let rows = [row(
+            "ipc",
+            "4MiB.inplace.uring_queue.t_vs_memcpy_checked",
+            0.5,
+        )];
+        let floor = target("4 MiB round trip, blocking calls: time vs the floor (memcpy_checked)");
+        assert_eq!(floor.check(&rows).status, Status::NotMeasured);
+        let rows = [row("ipc", "4MiB.uring_queue.t_vs_memcpy_checked", 1.2)];
+        assert_eq!(floor.check(&rows).status, Status::Missed);
     }
 
     #[test]

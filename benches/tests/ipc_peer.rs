@@ -160,6 +160,65 @@ fn a_wrong_byte_stops_the_uring_server_with_its_offset() {
     );
 }
 
+/// The regimes' request flags (benches/src/suites/ipc/regimes.rs).
+const SIGNAL: u32 = 1;
+const IN_PLACE: u32 = 2;
+const POLL_ON: u32 = 4;
+const POLL_OFF: u32 = 8;
+
+#[test]
+fn the_uring_server_answers_signal_and_control_requests_while_polling_or_not() {
+    let out = serve_uring(|client| {
+        for control in [None, Some(POLL_ON)] {
+            if let Some(flags) = control {
+                let reply = client.call(Request::new(0).with_flags(flags)).unwrap();
+                assert_eq!(reply.result, 0, "control {flags:#x}");
+            }
+            // Signal only: no byte written, the whole response block
+            // reported back, the reply header checked as ever.
+            let request = Request::new(64)
+                .with_flags(SIGNAL)
+                .with_payload(client.alloc(64).unwrap())
+                .with_response(client.alloc(64).unwrap());
+            let reply = client.call(request).unwrap();
+            assert_eq!((reply.result, reply.response_len()), (!64, 64));
+            assert!(!reply.in_place());
+            client.free_reply(reply);
+        }
+        let reply = client.call(Request::new(0).with_flags(POLL_OFF)).unwrap();
+        assert_eq!(reply.result, 0);
+    });
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
+fn a_wrong_byte_stops_the_in_place_server_with_its_offset() {
+    let out = serve_uring(|client| {
+        let mut body = client.alloc(64).unwrap();
+        client.bytes_mut(&mut body).unwrap().fill(0);
+        let request = Request::new(64).with_flags(IN_PLACE).with_payload(body);
+        let ticket = client.try_submit(request).unwrap();
+        assert!(client.wait(ticket).is_err());
+    });
+    let msg = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{msg}");
+    assert!(
+        msg.contains("request body of 64 bytes") && msg.contains("differs at byte"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn unknown_request_flags_stop_the_uring_server() {
+    let out = serve_uring(|client| {
+        let ticket = client.try_submit(Request::new(0).with_flags(16)).unwrap();
+        assert!(client.wait(ticket).is_err());
+    });
+    let msg = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{msg}");
+    assert!(msg.contains("request flags 0x10"), "{msg}");
+}
+
 #[test]
 fn the_load_runs_until_its_client_hangs_up() {
     let out = serve("load", std::process::id(), |s| {

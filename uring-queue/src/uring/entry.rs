@@ -67,9 +67,25 @@ pub struct Cqe {
     pub response_len: u32,
     /// Application-defined flags.
     pub flags: u32,
-    /// Zero.
+    /// Bit 0, [`CQE_IN_PLACE`]: the response is in the request's own block
+    /// (`response_len` bytes of it), not in the response block. Every other
+    /// bit is zero; a client refuses a completion with one set.
     pub reserved: u32,
 }
+
+/// The bit of [`Cqe::reserved`] that says the server wrote its response
+/// over the request body, in the request's own block
+/// ([`Server::complete_in_place`](super::Server::complete_in_place)).
+///
+/// # Examples
+///
+/// ```
+/// use uring_queue::uring::{CQE_IN_PLACE, Cqe};
+///
+/// let cqe = Cqe { user_data: 7, response_len: 4, reserved: CQE_IN_PLACE, ..Cqe::default() };
+/// assert_eq!(cqe.reserved & !CQE_IN_PLACE, 0, "no other bit is defined");
+/// ```
+pub const CQE_IN_PLACE: u32 = 1;
 
 const _: () = assert!(core::mem::size_of::<Sqe>() == 40 && core::mem::align_of::<Sqe>() == 8);
 const _: () = assert!(core::mem::size_of::<Cqe>() == 24 && core::mem::align_of::<Cqe>() == 8);

@@ -95,7 +95,7 @@ mod wake;
 pub use client::{Call, Client};
 #[cfg(not(loom))]
 pub use connection::{URING_ALIGN, Uring};
-pub use entry::{Cqe, Sqe};
+pub use entry::{CQE_IN_PLACE, Cqe, Sqe};
 pub use error::{Error, Rejected};
 #[cfg(all(feature = "std", target_os = "linux"))]
 pub use eventfd::EventFd;

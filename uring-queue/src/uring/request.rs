@@ -119,9 +119,11 @@ pub struct Reply {
     /// The request body's block, back for reuse or [`Client::free`].
     pub payload: Block,
     /// The response block; its first [`response_len`](Self::response_len)
-    /// bytes are the response.
+    /// bytes are the response, unless the server answered
+    /// [`in_place`](Self::in_place).
     pub response: Block,
     pub(crate) response_len: u32,
+    pub(crate) in_place: bool,
 }
 
 impl Reply {
@@ -151,6 +153,39 @@ impl Reply {
     /// ```
     pub fn response_len(&self) -> usize {
         self.response_len as usize
+    }
+
+    /// Whether the server wrote its response over the request body
+    /// ([`Server::complete_in_place`](super::Server::complete_in_place)):
+    /// the response is then the first [`response_len`](Self::response_len)
+    /// bytes of [`payload`](Self::payload)'s block (never more than that
+    /// block: the client checks), and the response block, if any, is
+    /// untouched. [`Client::response`] reads it from the right block
+    /// either way.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use uring_queue::uring::{Config, Request, Spin, Uring};
+    /// use uring_queue::AlignedBuf;
+    ///
+    /// let mut mem = AlignedBuf::zeroed(8192).unwrap();
+    /// let uring = Uring::init(mem.region(), Config::new(4, 4, 1024)).unwrap();
+    /// let (client, mut server) = uring.split::<4, _, _>(Spin, Spin);
+    /// let mut body = client.alloc(5).unwrap();
+    /// client.bytes_mut(&mut body).unwrap().copy_from_slice(b"hello");
+    /// let ticket = client.try_submit(Request::new(1).with_payload(body)).unwrap();
+    /// let incoming = server.try_recv().unwrap().unwrap();
+    /// server.payload_mut(&incoming).unwrap().make_ascii_uppercase();
+    /// server.complete_in_place(incoming, 0, 5).unwrap();
+    /// let reply = client.wait(ticket).unwrap();
+    /// assert!(reply.in_place());
+    /// assert_eq!(client.response(&reply).unwrap(), b"HELLO");
+    /// # }
+    /// ```
+    pub fn in_place(&self) -> bool {
+        self.in_place
     }
 }
 

@@ -37,6 +37,7 @@ enum State {
         result: i32,
         flags: u32,
         response_len: u32,
+        place: Place,
     },
 }
 
@@ -66,6 +67,7 @@ impl Slot {
             result,
             flags,
             response_len,
+            place,
         } = self.state
         else {
             return None;
@@ -76,6 +78,7 @@ impl Slot {
             payload: Block::of(owner, core::mem::take(&mut self.payload)),
             response: Block::of(owner, core::mem::take(&mut self.response)),
             response_len,
+            in_place: place == Place::RequestBlock,
         })
     }
 }
@@ -87,6 +90,16 @@ pub(crate) struct Vacancy {
     pub(crate) tag: Tag,
     /// The free slot after it.
     next: Option<u32>,
+}
+
+/// Where a completion says its response bytes are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Place {
+    /// In the request's response block (the usual case).
+    ResponseBlock,
+    /// Over the request body, in the request's own block
+    /// ([`CQE_IN_PLACE`](super::CQE_IN_PLACE)).
+    RequestBlock,
 }
 
 /// What a completion did to the table.
@@ -263,13 +276,13 @@ impl<const N: usize> Table<N> {
         }
     }
 
-    /// Applies a completion the peer posted for `user_data`.
+    /// Applies a completion the peer posted for `user_data`, its response
+    /// in the response block.
     ///
     /// # Errors
     ///
-    /// [`Error::Corrupted`] for a tag naming no request in flight, or a
-    /// response longer than the request's block: the peer broke the
-    /// protocol (the table is left as it was).
+    /// As [`complete_in`](Self::complete_in).
+    #[cfg(test)]
     pub(crate) fn complete(
         &mut self,
         user_data: u64,
@@ -277,9 +290,32 @@ impl<const N: usize> Table<N> {
         flags: u32,
         response_len: u32,
     ) -> Result<Completed, Error> {
+        let response = (response_len, Place::ResponseBlock);
+        self.complete_in(user_data, result, flags, response)
+    }
+
+    /// Applies a completion the peer posted for `user_data`, whose
+    /// `response_len` bytes of response are at `place`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Corrupted`] for a tag naming no request in flight, or a
+    /// response longer than the block it is in: the peer broke the
+    /// protocol (the table is left as it was).
+    pub(crate) fn complete_in(
+        &mut self,
+        user_data: u64,
+        result: i32,
+        flags: u32,
+        (response_len, place): (u32, Place),
+    ) -> Result<Completed, Error> {
         let tag = Tag::from_user_data(user_data);
         let slot = self.slot_mut(tag).ok_or(Error::Corrupted)?;
-        if response_len > slot.response.len {
+        let block = match place {
+            Place::ResponseBlock => slot.response,
+            Place::RequestBlock => slot.payload,
+        };
+        if response_len > block.len {
             return Err(Error::Corrupted);
         }
         let completed = match &mut slot.state {
@@ -289,6 +325,7 @@ impl<const N: usize> Table<N> {
                     result,
                     flags,
                     response_len,
+                    place,
                 };
                 Completed::Reply {
                     index: tag.index,

@@ -22,6 +22,12 @@
 //! it sends a `PARK` request, after which the server blocks on the socket
 //! again. During the timed part the server is awake and polling one lane.
 //!
+//! [`SignalOnly`] drives the same lanes in iceoryx2's own benchmark's
+//! regime: requests and responses loaned at full length and sent without a
+//! payload byte written or read on either side (headers and lengths are
+//! still checked). The wake byte tells the server which work a sample asks
+//! for.
+//!
 //! A poll loop yields the CPU after [`SPIN`] empty polls in a row, so that
 //! a side sharing its CPU with its peer (`COMPARE_IPC_CPUS=shared`) lets it
 //! run; with each side on a CPU of its own a reply comes well within that.
@@ -56,6 +62,27 @@ pub(crate) const SPIN: u32 = 1 << 12;
 
 /// Most requests in flight on a lane that is sent 64 at a time.
 const DEEP: usize = 64;
+
+/// What a sample asks of both sides, sent in the wake byte's high bits
+/// (the lane index in its low four).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Work {
+    /// Each body written once and read once (the suite's own work).
+    WriteOnce = 0,
+    /// No payload byte touched: iceoryx2's own benchmark's regime.
+    SignalOnly = 1,
+}
+
+impl Work {
+    fn from_wake(byte: u8) -> Result<(usize, Self), IpcError> {
+        let work = match byte >> 4 {
+            0 => Self::WriteOnce,
+            1 => Self::SignalOnly,
+            _ => return Err(err("woken for work it does not know", byte)),
+        };
+        Ok((usize::from(byte & 0x0f), work))
+    }
+}
 
 pub(crate) fn err(what: &str, e: impl std::fmt::Display) -> IpcError {
     IpcError::Transport(format!("iceoryx2: {what}: {e}"))
@@ -284,9 +311,13 @@ fn ready(lanes: &[Lane], len: usize) -> Result<(usize, &Requester), IpcError> {
     }
 }
 
-/// Wakes the server on lane `i` and waits until it polls.
-fn wake(control: &UnixStream, i: usize) -> Result<(), IpcError> {
-    let lane = u8::try_from(i).map_err(|e| err("lane index", e))?;
+/// Wakes the server on lane `i` for `work` and waits until it polls.
+fn wake(control: &UnixStream, i: usize, work: Work) -> Result<(), IpcError> {
+    let lane = u8::try_from(i)
+        .ok()
+        .filter(|&i| i < 0x10)
+        .ok_or_else(|| err("lane index", i))?
+        | (work as u8) << 4;
     let mut control = control;
     control.write_all(&[lane])?;
     let mut ack = [0_u8];
@@ -297,8 +328,13 @@ fn wake(control: &UnixStream, i: usize) -> Result<(), IpcError> {
     Ok(())
 }
 
-impl Transport for Client<'_> {
-    fn exchange(&mut self, len: usize, count: usize, depth: usize) -> Result<Duration, IpcError> {
+impl Client<'_> {
+    /// One sample of `work`: wakes the server, times the requests, parks it.
+    fn sample(
+        &mut self,
+        work: Work,
+        (len, count, depth): (usize, usize, usize),
+    ) -> Result<Duration, IpcError> {
         let Self {
             lanes,
             pending,
@@ -307,14 +343,26 @@ impl Transport for Client<'_> {
             ..
         } = self;
         let (i, client) = ready(lanes, len)?;
-        wake(control, i)?;
-        let timed = requests(client, pending, patterns, control, (len, count, depth));
+        wake(control, i, work)?;
+        let sides = Sides {
+            client,
+            patterns,
+            control,
+            work,
+        };
+        let timed = requests(&sides, pending, (len, count, depth));
         pending.clear();
         // Parked even after an error, so that the server stops polling.
         let parked = park(client, control);
         let elapsed = timed?;
         parked?;
         Ok(elapsed)
+    }
+}
+
+impl Transport for Client<'_> {
+    fn exchange(&mut self, len: usize, count: usize, depth: usize) -> Result<Duration, IpcError> {
+        self.sample(Work::WriteOnce, (len, count, depth))
     }
 
     fn unsupported(&self, len: usize, depth: usize) -> Option<String> {
@@ -330,14 +378,41 @@ impl Transport for Client<'_> {
     }
 }
 
+/// The client in iceoryx2's own benchmark's regime: no payload byte
+/// touched (see the module docs).
+#[derive(Debug)]
+pub struct SignalOnly<'c, 'p>(pub &'c mut Client<'p>);
+
+impl Transport for SignalOnly<'_, '_> {
+    fn exchange(&mut self, len: usize, count: usize, depth: usize) -> Result<Duration, IpcError> {
+        self.0.sample(Work::SignalOnly, (len, count, depth))
+    }
+
+    fn unsupported(&self, len: usize, depth: usize) -> Option<String> {
+        self.0.unsupported(len, depth)
+    }
+}
+
+/// What the timed part works with.
+struct Sides<'a> {
+    client: &'a Requester,
+    patterns: &'a Patterns,
+    control: &'a UnixStream,
+    work: Work,
+}
+
 /// The timed part: `count` requests of `len` bytes, `depth` at a time.
 fn requests(
-    client: &Requester,
+    sides: &Sides<'_>,
     pending: &mut Vec<Pending>,
-    patterns: &Patterns,
-    control: &UnixStream,
     (len, count, depth): (usize, usize, usize),
 ) -> Result<Duration, IpcError> {
+    let Sides {
+        client,
+        patterns,
+        control,
+        work,
+    } = *sides;
     let depth = depth.clamp(1, DEEP);
     let start = Instant::now();
     let mut left = count;
@@ -345,13 +420,21 @@ fn requests(
         let k = left.min(depth);
         for _ in 0..k {
             let header = wire::request_header(len);
-            pending.push(send(client, header, &patterns.request[..len])?);
+            pending.push(match work {
+                Work::WriteOnce => send(client, header, &patterns.request[..len])?,
+                Work::SignalOnly => send_untouched(client, header, len)?,
+            });
         }
         for request in pending.drain(..) {
             let response =
                 poll_until(|| request.receive().map_err(|e| err("receive", e)), control)?;
             wire::check_reply_header(*response.user_header(), len)?;
-            wire::check_body("reply", response.payload(), &patterns.reply[..len])?;
+            match work {
+                Work::WriteOnce => {
+                    wire::check_body("reply", response.payload(), &patterns.reply[..len])?;
+                }
+                Work::SignalOnly => check_len("reply", response.payload(), len)?,
+            }
         }
         left -= k;
     }
@@ -370,6 +453,45 @@ pub(crate) fn send(client: &Requester, header: i32, body: &[u8]) -> Result<Pendi
         return Err(err("send", "no server is connected"));
     }
     Ok(pending)
+}
+
+/// Loans a `len`-byte request and sends it without writing its payload.
+fn send_untouched(client: &Requester, header: i32, len: usize) -> Result<Pending, IpcError> {
+    let request = client
+        .loan_slice_uninit(len)
+        .map_err(|e| err("loan a request", e))?;
+    // SAFETY: the chunk is `u8`s in a shared-memory mapping, which the
+    // kernel zero-filled and earlier samples wrote: its bytes hold values,
+    // `MaybeUninit` is only the loan's type. Nobody reads them in this
+    // regime; the server checks the length alone.
+    let mut request = unsafe { request.assume_init() };
+    *request.user_header_mut() = header;
+    let pending = request.send().map_err(|e| err("send", e))?;
+    if pending.number_of_server_connections() == 0 {
+        return Err(err("send", "no server is connected"));
+    }
+    Ok(pending)
+}
+
+/// Answers with a `len`-byte response without writing its payload.
+fn respond_untouched(request: Active, header: i32, len: usize) -> Result<(), IpcError> {
+    let response = request
+        .loan_slice_uninit(len)
+        .map_err(|e| err("loan a response", e))?;
+    // SAFETY: as in `send_untouched`: bytes of a shared-memory mapping,
+    // which the client does not read in this regime.
+    let mut response = unsafe { response.assume_init() };
+    *response.user_header_mut() = header;
+    response.send().map_err(|e| err("respond", e))
+}
+
+/// Checks a body's length, where the regime leaves its bytes alone.
+fn check_len(what: &str, body: &[u8], len: usize) -> Result<(), IpcError> {
+    if body.len() == len {
+        Ok(())
+    } else {
+        Err(err(what, format!("{} bytes, expected {len}", body.len())))
+    }
 }
 
 /// Ends a sample: the server answers `PARK` and stops polling.
@@ -457,21 +579,27 @@ pub fn serve(fds: Vec<OwnedFd>) -> Result<(), IpcError> {
     (&control).write_all(&[opened])?;
     let patterns = Patterns::new();
     loop {
-        let mut lane = [0_u8];
-        if (&control).read(&mut lane)? == 0 {
+        let mut wake = [0_u8];
+        if (&control).read(&mut wake)? == 0 {
             return Ok(()); // the client hung up
         }
+        let (lane, work) = Work::from_wake(wake[0])?;
         let (_, server) = lanes
-            .get(usize::from(lane[0]))
+            .get(lane)
             .and_then(Option::as_ref)
-            .ok_or_else(|| err("woken on a lane it does not serve", lane[0]))?;
-        (&control).write_all(&lane)?;
-        serve_lane(server, &patterns, &control)?;
+            .ok_or_else(|| err("woken on a lane it does not serve", lane))?;
+        (&control).write_all(&wake)?;
+        serve_lane(server, &patterns, &control, work)?;
     }
 }
 
-/// Answers requests on one lane until a `PARK` request.
-fn serve_lane(server: &Server, patterns: &Patterns, control: &UnixStream) -> Result<(), IpcError> {
+/// Answers requests on one lane, doing `work`, until a `PARK` request.
+fn serve_lane(
+    server: &Server,
+    patterns: &Patterns,
+    control: &UnixStream,
+    work: Work,
+) -> Result<(), IpcError> {
     loop {
         let request = poll_until(|| server.receive().map_err(|e| err("receive", e)), control)?;
         let header = *request.user_header();
@@ -479,10 +607,18 @@ fn serve_lane(server: &Server, patterns: &Patterns, control: &UnixStream) -> Res
             (!PARK, 0)
         } else {
             let len = wire::request_len(header)?;
-            wire::check_body("request", request.payload(), &patterns.request[..len])?;
+            match work {
+                Work::WriteOnce => {
+                    wire::check_body("request", request.payload(), &patterns.request[..len])?;
+                }
+                Work::SignalOnly => check_len("request", request.payload(), len)?,
+            }
             (wire::reply_header(len), len)
         };
-        respond(request, reply, &patterns.reply[..len])?;
+        match work {
+            Work::WriteOnce => respond(request, reply, &patterns.reply[..len])?,
+            Work::SignalOnly => respond_untouched(request, reply, len)?,
+        }
         if header == PARK {
             return Ok(());
         }

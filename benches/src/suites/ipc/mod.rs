@@ -48,6 +48,31 @@
 //!   `<test>.uring_queue_tokio.t_vs_uring_queue`: the reactor-driven pair
 //!   against tokio over a Unix socket and against the blocking calls.
 //!
+//! Then the regimes against iceoryx2, each with `uring_queue` (the
+//! regime's own client, see [`regimes`]) as the anchor of its test, and
+//! iceoryx2 beside it (docs/benchmarks.md, "Regimes against iceoryx2"):
+//! - `<size>.signal`, 4 B to 4 MiB, one in flight: no payload byte
+//!   touched on either side, both busy-polling, against iceoryx2 in the
+//!   same regime (its own benchmark's); and `signal.uring_queue.t_4MiB_vs_4B`,
+//!   the ratio of the pair's 4 MiB and 4 B medians (how flat it is);
+//! - `<test>.busy`, 1 MiB and 4 MiB, one and 64 in flight: the suite's
+//!   write-once/read-once work with both sides busy-polling, against
+//!   iceoryx2's;
+//! - `<size>.inplace`, 1 MiB and 4 MiB: the server writes its reply over
+//!   the request in the request's own block, against iceoryx2's
+//!   write-once/read-once (which needs a second chunk for the response).
+//!
+//! Each gives `<test>.uring_queue.t_vs_iceoryx2` (paired, as above) and the
+//! variants' `.median` rows. Rows where both sides wait on their event
+//! mechanism are left out: iceoryx2 0.10's request/response ports cannot
+//! be attached to a `WaitSet`, only an event service's listener can.
+//!
+//! Then the pair over each kind of page, `<size>.pages` at 1 MiB and
+//! 4 MiB with `uring_queue_normal` as the anchor and `uring_queue_thp`
+//! and `uring_queue_huge` beside it, and `setup.pages`, what each kind
+//! costs to create, map and touch (see [`pages`]; the huge-page rows read
+//! `NaN` with the reason on stderr where none can be reserved).
+//!
 //! Then `loaded.4B`: the 4 B pair of `unix` and `uring_queue` with two
 //! CPU-bound threads running beside it (see [`loaded`]).
 //!
@@ -60,7 +85,9 @@
 pub(crate) mod iceoryx;
 mod loaded;
 mod memcpy;
+mod pages;
 pub(crate) mod peer;
+mod regimes;
 pub(crate) mod tokio_unix;
 pub(crate) mod unix;
 pub(crate) mod uring;
@@ -69,6 +96,7 @@ pub(crate) mod wire;
 
 use crate::harness::{Compare, Ctx, paired_median, row};
 use crate::targets::matches;
+use regimes::Regime;
 use std::cell::RefCell;
 use std::time::Duration;
 use wire::{IpcError, Patterns};
@@ -165,6 +193,18 @@ fn iceoryx2<'p>(
     started(ICEORYX2, iceoryx::Client::spawn(patterns, cpu, deep_max))
 }
 
+/// The iceoryx2 anchor in iceoryx2's own benchmark's regime.
+#[cfg(feature = "iceoryx2")]
+fn signal_only<'a>(anchor: &'a mut iceoryx::Client<'_>) -> Box<dyn Transport + 'a> {
+    Box::new(iceoryx::SignalOnly(anchor))
+}
+
+/// What stands in for the iceoryx2 anchor in a build without it.
+#[cfg(not(feature = "iceoryx2"))]
+fn signal_only(anchor: &mut NotBuilt) -> Box<dyn Transport + '_> {
+    Box::new(NotBuilt(anchor.0))
+}
+
 /// The iceoryx2 anchor, or what stands in for it in a build without it.
 #[cfg(not(feature = "iceoryx2"))]
 fn iceoryx2(_: &Patterns, _: Option<usize>, _: usize) -> NotBuilt {
@@ -187,7 +227,7 @@ fn requests_per_sample(ctx: &Ctx, anchor: &mut dyn Transport, len: usize, depth:
         .map(|_| {
             anchor
                 .exchange(len, probe, depth)
-                .unwrap_or_else(|e| panic!("ipc {len}-byte probe of {ANCHOR}: {e}"))
+                .unwrap_or_else(|e| panic!("ipc {len}-byte probe of the anchor: {e}"))
         })
         .min()
         .expect("two probes")
@@ -249,10 +289,13 @@ pub fn run(ctx: &Ctx) {
                 if depth > 1 && len > deep_max {
                     continue;
                 }
-                measure(ctx, &test_name(size, depth), len, depth, &mut variants);
+                let test = test_name(size, depth);
+                measure(ctx, (&test, ANCHOR), len, depth, &mut variants);
             }
         }
     }
+    measure_regimes(ctx, &connection, &mut iceoryx2, deep_max);
+    pages::measure_pages(ctx, &patterns, &placement);
     // The same 4 B pair beside two CPU-bound threads; a reactor-driven
     // client goes in this list too.
     loaded::measure(
@@ -270,22 +313,74 @@ pub fn run(ctx: &Ctx) {
     finish(ICEORYX2, iceoryx2.finish());
 }
 
+/// The sizes the busy and in-place regimes are measured at.
+const LARGE: &[(&str, usize)] = &[("1MiB", 1 << 20), ("4MiB", 4 << 20)];
+
+/// The iceoryx2 anchor's type in this build.
+#[cfg(feature = "iceoryx2")]
+type Iceoryx2<'p> = iceoryx::Client<'p>;
+/// The iceoryx2 anchor's type in this build.
+#[cfg(not(feature = "iceoryx2"))]
+type Iceoryx2<'p> = NotBuilt;
+
+/// The regimes against iceoryx2 (see [`regimes`]), each test anchored on
+/// the pair's own client in that regime.
+fn measure_regimes(
+    ctx: &Ctx,
+    conn: &uring::Connection<'_, '_>,
+    iceoryx2: &mut Iceoryx2<'_>,
+    deep_max: usize,
+) {
+    const OURS: &str = "uring_queue";
+    let mut signal = Vec::new();
+    for &(size, len) in SIZES {
+        let mut ours = regimes::Polling::new(conn, Regime::Signal);
+        let mut theirs = signal_only(iceoryx2);
+        let mut variants: [(&'static str, &mut dyn Transport); 2] =
+            [(OURS, &mut ours), (ICEORYX2, &mut *theirs)];
+        let test = format!("{size}.{}", Regime::Signal.name());
+        signal.push((size, measure(ctx, (&test, OURS), len, 1, &mut variants)));
+    }
+    // How flat the signal-only curve is: not paired round by round (the
+    // two sizes are separate tests), a quotient of medians.
+    let median = |size| signal.iter().find(|(s, _)| *s == size).map(|(_, us)| *us);
+    if let (Some(large), Some(small)) = (median("4MiB"), median("4B")) {
+        row("ipc", "signal.uring_queue.t_4MiB_vs_4B", large / small, "x");
+    }
+    for (regime, depths) in [(Regime::Busy, DEPTHS), (Regime::InPlace, &[1][..])] {
+        for &depth in depths {
+            for &(size, len) in LARGE {
+                if depth > 1 && len > deep_max {
+                    continue;
+                }
+                let mut ours = regimes::Polling::new(conn, regime);
+                let mut variants: [(&'static str, &mut dyn Transport); 2] =
+                    [(OURS, &mut ours), (ICEORYX2, &mut *iceoryx2)];
+                let test = format!("{}.{}", test_name(size, depth), regime.name());
+                measure(ctx, (&test, OURS), len, depth, &mut variants);
+            }
+        }
+    }
+}
+
 fn started<T>(name: &str, client: Result<T, IpcError>) -> T {
     client.unwrap_or_else(|e| panic!("ipc: starting the {name} server: {e}"))
 }
 
+/// Measures one test, `(test, anchor)`, of every variant: writes its rows
+/// and returns the anchor's median time per request, in µs.
 fn measure(
     ctx: &Ctx,
-    test: &str,
+    (test, anchor): (&str, &'static str),
     len: usize,
     depth: usize,
     variants: &mut [(&'static str, &mut dyn Transport)],
-) {
-    let anchor = variants
+) -> f64 {
+    let sizer = variants
         .iter_mut()
-        .find(|(name, _)| *name == ANCHOR)
+        .find(|(name, _)| *name == anchor)
         .expect("the anchor is a variant");
-    let count = requests_per_sample(ctx, &mut *anchor.1, len, depth);
+    let count = requests_per_sample(ctx, &mut *sizer.1, len, depth);
     // Variants that cannot do this size or depth stay out of the rounds;
     // their rows say "not measured" and stderr says why.
     let (mut able, unable): (Vec<_>, Vec<_>) = variants
@@ -296,7 +391,7 @@ fn measure(
     // Every sample's time, to pair rounds against other variants as the
     // harness pairs them against the anchor.
     let log: Vec<RefCell<Vec<Duration>>> = able.iter().map(|_| RefCell::default()).collect();
-    let mut c = Compare::new("ipc", test, ANCHOR);
+    let mut c = Compare::new("ipc", test, anchor);
     for ((name, _, transport), log) in able.iter_mut().zip(&log) {
         let name = *name;
         c.variant(name, move || {
@@ -318,12 +413,13 @@ fn measure(
         .into_iter()
         .map(|(n, why, _)| (n, why.unwrap_or_default()))
         .collect();
-    emit(test, count, &names, &times, &results, &unable);
+    emit((test, anchor), count, &names, &times, &results, &unable);
+    results.median(anchor).as_secs_f64() * 1e6 / count as f64
 }
 
 /// Writes one test's rows and its table on stderr.
 fn emit(
-    test: &str,
+    (test, anchor): (&str, &str),
     count: usize,
     names: &[&str],
     times: &[Vec<Duration>],
@@ -332,14 +428,17 @@ fn emit(
 ) {
     eprintln!(
         "  {:<18} {:>12} {:>10} {:>12}   ({count} requests per sample)",
-        "variant", "per request", "t/unix", "t/memcpy2"
+        "variant",
+        "per request",
+        format!("t/{anchor}"),
+        "t/memcpy2"
     );
     let index = |n: &str| names.iter().position(|m| *m == n);
     for (i, name) in names.iter().enumerate() {
         let us = results.median(name).as_secs_f64() * 1e6 / count as f64;
         let vs_unix = results.ratio(name);
         row("ipc", &format!("{test}.{name}.median"), us, "us");
-        row("ipc", &format!("{test}.{name}.t_vs_{ANCHOR}"), vs_unix, "x");
+        row("ipc", &format!("{test}.{name}.t_vs_{anchor}"), vs_unix, "x");
         for &(pattern, other, metric) in PAIRED {
             if !matches(pattern, name) || *name == other {
                 continue;
@@ -363,7 +462,7 @@ fn emit(
         row("ipc", &format!("{test}.{name}.median"), f64::NAN, "us");
         row(
             "ipc",
-            &format!("{test}.{name}.t_vs_{ANCHOR}"),
+            &format!("{test}.{name}.t_vs_{anchor}"),
             f64::NAN,
             "x",
         );

@@ -11,7 +11,9 @@
 //! copied once and compared once, as in `memcpy_checked`. The server uses
 //! the blocking calls; the client one connection two ways, the blocking
 //! calls (`uring_queue`) and the async ones (`uring_queue_async`). Default
-//! spin-then-park options and the futex notifier on both sides.
+//! spin-then-park options and the futex notifier on both sides. The same
+//! connection carries the busy-polling regimes (see
+//! [`regimes`](super::regimes)).
 
 use super::Transport;
 use super::peer::{self, Peer};
@@ -77,8 +79,8 @@ pub(crate) fn populate(shm: &mut SharedMemory) {
 /// blocking and the async variant drive it (never at the same time).
 #[derive(Debug)]
 pub struct Connection<'m, 'p> {
-    client: uq::Client<'m, SLOTS, Futex>,
-    patterns: &'p Patterns,
+    pub(super) client: uq::Client<'m, SLOTS, Futex>,
+    pub(super) patterns: &'p Patterns,
     peer: Peer,
 }
 
@@ -323,7 +325,8 @@ impl<F: Future + Unpin> Batch<F> {
     }
 }
 
-/// The server: answers requests until the client closes its end.
+/// The server: answers requests until the client closes its end, the
+/// blocking variants' and the regimes' (see [`regimes`](super::regimes)).
 pub fn serve(fds: Vec<OwnedFd>) -> Result<(), IpcError> {
     let fd = peer::one_fd(fds, "memfd")?;
     let mut shm = SharedMemory::open(fd).map_err(std::io::Error::from)?;
@@ -331,14 +334,9 @@ pub fn serve(fds: Vec<OwnedFd>) -> Result<(), IpcError> {
     let mut server = Uring::attach(shm.region())
         .map_err(err)?
         .into_server(Futex::new());
-    let patterns = Patterns::new();
-    loop {
-        match server.recv() {
-            Ok(incoming) => answer(&mut server, incoming, &patterns)?,
-            Err(uq::Error::PeerGone) => return Ok(()),
-            Err(e) => return Err(err(e)),
-        }
-    }
+    // The regimes' requests come over the same connection, told apart by
+    // their flags.
+    super::regimes::serve(&mut server, &Patterns::new())
 }
 
 /// The server's work on one request: checks its body in place, writes the

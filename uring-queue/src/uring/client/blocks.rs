@@ -192,7 +192,9 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     }
 
     /// The response bytes of a reply: the first
-    /// [`response_len`](Reply::response_len) bytes of its response block.
+    /// [`response_len`](Reply::response_len) bytes of its response block,
+    /// or of its request block when the server answered
+    /// [in place](Reply::in_place).
     ///
     /// # Errors
     ///
@@ -226,7 +228,12 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     /// # }
     /// ```
     pub fn response<'b>(&'b self, reply: &'b Reply) -> Result<&'b [u8], Error> {
-        let bytes = self.bytes(&reply.response)?;
+        let block = if reply.in_place() {
+            &reply.payload
+        } else {
+            &reply.response
+        };
+        let bytes = self.bytes(block)?;
         // `route` checked the length against the block the request carried;
         // a shorter block put in its place since does not hold the response.
         bytes.get(..reply.response_len()).ok_or(Error::Foreign)

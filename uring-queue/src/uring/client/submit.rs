@@ -2,9 +2,10 @@
 
 use super::wakeups::Wakeups;
 use super::{Client, Inner, Target};
+use crate::uring::entry::CQE_IN_PLACE;
 use crate::uring::entry::{Cqe, Sqe};
 use crate::uring::request::{Request, Ticket};
-use crate::uring::table::Completed;
+use crate::uring::table::{Completed, Place};
 use crate::uring::wake::Notifier;
 use crate::uring::{Error, Rejected};
 use core::task::Waker;
@@ -238,9 +239,17 @@ impl<const N: usize, const K: usize> Inner<'_, N, K> {
     /// task, or its thread if parked, or the driver if it is the driver's)
     /// and those waiting for a credit or any completion.
     fn route(&mut self, cqe: &Cqe) -> Result<Wakeups, Error> {
-        let completed =
-            self.table
-                .complete(cqe.user_data, cqe.result, cqe.flags, cqe.response_len)?;
+        let place = match cqe.reserved {
+            0 => Place::ResponseBlock,
+            CQE_IN_PLACE => Place::RequestBlock,
+            // A bit this client does not know: it cannot tell where the
+            // response is.
+            _ => return Err(Error::Corrupted),
+        };
+        let response = (cqe.response_len, place);
+        let completed = self
+            .table
+            .complete_in(cqe.user_data, cqe.result, cqe.flags, response)?;
         Ok(match completed {
             Completed::Reply {
                 index,
