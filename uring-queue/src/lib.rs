@@ -41,7 +41,7 @@ pub mod uring;
 pub use aligned_buf::{AlignedBuf, AlignedBufError};
 pub use consumer::{Batch, Consumer, ReadChunk};
 pub use copy::{CopyError, Fault};
-pub use error::{CapacityError, Error, RegionError};
+pub use error::{CapacityError, RegionError, RingError};
 pub use frame::{Frame, FrameConsumer, FrameGrant, FrameProducer, RecordHeader};
 #[cfg(feature = "alloc")]
 pub use heap::HeapRing;

@@ -8,7 +8,7 @@
 
 use buffer_pool::{Buffer, BufferPool, Slice};
 use uring_queue::loom::{model, thread};
-use uring_queue::{Error, FrameConsumer, FrameProducer, HeapRing, PushError};
+use uring_queue::{FrameConsumer, FrameProducer, HeapRing, PushError, RingError};
 
 /// Pops `n` values, yielding while empty, and returns them.
 fn pop_n(rx: &mut uring_queue::Consumer<'static, u32>, n: usize) -> Vec<u32> {
@@ -17,7 +17,7 @@ fn pop_n(rx: &mut uring_queue::Consumer<'static, u32>, n: usize) -> Vec<u32> {
         match rx.pop() {
             Ok(v) => got.push(v),
             Err(e) => {
-                assert_eq!(e, Error::Empty);
+                assert_eq!(e, RingError::Empty);
                 thread::yield_now();
             }
         }
@@ -86,7 +86,7 @@ fn chunks_across_the_wrap() {
                     break;
                 }
                 Err(e) => {
-                    assert_eq!(e, Error::Insufficient { available: 0 });
+                    assert_eq!(e, RingError::Insufficient { available: 0 });
                     thread::yield_now();
                 }
             }
@@ -153,7 +153,7 @@ fn a_frame_wraps_behind_padding() {
         assert_eq!(rx.recv().unwrap().len(), 0);
         tx.send(&[7; 8]).unwrap();
         let t = thread::spawn(move || {
-            while tx.send(&[9; 8]) == Err(Error::Full) {
+            while tx.send(&[9; 8]) == Err(RingError::Full) {
                 thread::yield_now();
             }
         });
@@ -162,7 +162,7 @@ fn a_frame_wraps_behind_padding() {
             match rx.recv() {
                 Ok(frame) => got.push(frame[0]),
                 Err(e) => {
-                    assert_eq!(e, Error::Empty);
+                    assert_eq!(e, RingError::Empty);
                     thread::yield_now();
                 }
             }
@@ -209,7 +209,7 @@ fn pool_slices_cross_the_ring() {
                 match rx.pop() {
                     Ok(s) => break s,
                     Err(e) => {
-                        assert_eq!(e, Error::Empty);
+                        assert_eq!(e, RingError::Empty);
                         thread::yield_now();
                     }
                 }
@@ -261,7 +261,7 @@ fn a_deferred_consumer_publishes_every_k_and_when_empty() {
             match rx.pop() {
                 Ok(v) => got.push(v),
                 Err(e) => {
-                    assert_eq!(e, Error::Empty);
+                    assert_eq!(e, RingError::Empty);
                     thread::yield_now();
                 }
             }
@@ -310,7 +310,7 @@ fn blocking_halves_wait_for_each_other() {
         });
         assert_eq!(rx.pop_blocking(), Ok(1));
         assert_eq!(rx.pop_blocking(), Ok(2));
-        assert_eq!(rx.pop_blocking(), Err(Error::Empty));
+        assert_eq!(rx.pop_blocking(), Err(RingError::Empty));
         t.join().unwrap();
     });
 }
