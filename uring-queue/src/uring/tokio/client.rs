@@ -2,7 +2,8 @@
 //! reactor routes, so that no thread of the caller's has to drive.
 
 use super::wakeup::{Wake, Wakeup, tick};
-use crate::uring::{Block, Client, Error, EventFd, Leave, ReactorWaiter, Reply, Request};
+use crate::uring::reactor_waiter::{Leave, ReactorWaiter};
+use crate::uring::{Block, Client, Error, EventFd, Reply, Request};
 use ::tokio::time::{Sleep, sleep};
 use core::fmt;
 use core::future::poll_fn;

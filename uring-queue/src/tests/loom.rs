@@ -3,15 +3,18 @@
 //! Without `--cfg loom` each model runs once, on real threads.
 //!
 //! ```text
-//! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p ncio-uring-queue --release --all-features --test loom
+//! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
+//!     cargo test -p ncio-uring-queue --release --all-features --lib tests::loom
 //! ```
 
+use crate::loom::{model, thread};
 use buffer_pool::{Buffer, BufferPool, Slice};
-use uring_queue::loom::{model, thread};
-use uring_queue::{FrameConsumer, FrameProducer, HeapRing, PushError, RingError};
+
+use crate::{FrameConsumer, FrameProducer, HeapRing, PushError, RingError};
+use alloc::vec::Vec;
 
 /// Pops `n` values, yielding while empty, and returns them.
-fn pop_n(rx: &mut uring_queue::Consumer<'static, u32>, n: usize) -> Vec<u32> {
+fn pop_n(rx: &mut crate::Consumer<'static, u32>, n: usize) -> Vec<u32> {
     let mut got = Vec::new();
     while got.len() < n {
         match rx.pop() {
@@ -173,7 +176,7 @@ fn a_frame_wraps_behind_padding() {
 }
 
 /// Pushes `value`, yielding while the ring is full.
-fn push_yielding<T>(tx: &mut uring_queue::Producer<'static, T>, mut value: T) {
+fn push_yielding<T>(tx: &mut crate::Producer<'static, T>, mut value: T) {
     loop {
         match tx.push(value) {
             Ok(()) => return,
