@@ -60,7 +60,7 @@ pub(crate) mod thread {
     pub(crate) use std::thread::yield_now;
 
     /// The models' threads.
-    #[cfg(all(test, not(loom), feature = "std"))]
+    #[cfg(all(test, not(loom), not(miri), feature = "std"))]
     pub(crate) use std::thread::spawn;
 
     /// Gives the CPU to another thread. Without `std` there is no scheduler
@@ -80,7 +80,7 @@ pub(crate) use loom::model;
 /// Runs a model: under loom, `f` in every interleaving loom explores;
 /// otherwise (this build) `f` once, on this thread. The bounds are loom's,
 /// so a model that builds one way builds the other.
-#[cfg(all(test, not(loom)))]
+#[cfg(all(test, not(loom), not(miri), feature = "std"))]
 pub(crate) fn model<F>(f: F)
 where
     F: Fn() + Sync + Send + 'static,

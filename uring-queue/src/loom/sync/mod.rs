@@ -43,5 +43,5 @@ pub(crate) use alloc::sync::Arc;
 pub(crate) use loom::sync::{Condvar, Mutex};
 
 /// For the crate's models: `std`'s blocking primitives.
-#[cfg(all(test, not(loom), feature = "std"))]
+#[cfg(all(test, not(loom), not(miri), feature = "std"))]
 pub(crate) use std::sync::{Condvar, Mutex};
