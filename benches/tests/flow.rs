@@ -8,7 +8,7 @@
 use batch_reader::backends::MemoryBackend;
 use batch_reader::{Geometry, ReadOp, Reader};
 use buffer_pool::{Buffer, BufferPool};
-use uring_queue::{Error, FrameConsumer, FrameProducer, Region, SharedRing};
+use uring_queue::{FrameConsumer, FrameProducer, Region, RingError, SharedRing};
 
 const MESSAGES: u32 = if cfg!(miri) { 24 } else { 3000 };
 
@@ -51,7 +51,7 @@ fn messages_flow_through_pool_ring_and_batch_reader() {
                 loop {
                     match tx.send(slice.as_ref()) {
                         Ok(()) => break,
-                        Err(Error::Full) => std::thread::yield_now(),
+                        Err(RingError::Full) => std::thread::yield_now(),
                         Err(e) => panic!("send failed: {e}"),
                     }
                 }
@@ -63,7 +63,7 @@ fn messages_flow_through_pool_ring_and_batch_reader() {
         while next < MESSAGES {
             let record = match rx.recv() {
                 Ok(frame) => frame.to_vec(),
-                Err(Error::Empty) => {
+                Err(RingError::Empty) => {
                     std::thread::yield_now();
                     continue;
                 }

@@ -19,7 +19,7 @@ use std::hint::spin_loop;
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread;
-use uring_queue::{Consumer, Error, HeapRing, Producer, PushError};
+use uring_queue::{Consumer, HeapRing, Producer, PushError, RingError};
 
 type Job = Box<dyn FnOnce() + Send>;
 
@@ -280,7 +280,7 @@ fn consume<M: SlotMap, const K: usize>(
         if next < stop_after {
             match rx.pop() {
                 Ok(slice) => take(&mut held, &mut next, slice),
-                Err(Error::Empty) => thread::yield_now(),
+                Err(RingError::Empty) => thread::yield_now(),
                 Err(e) => panic!("pop: {e}"),
             }
         }

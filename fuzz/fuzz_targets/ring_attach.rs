@@ -8,7 +8,7 @@ use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, Ordering};
-use uring_queue::{Error, FrameConsumer, FrameProducer, Region, SharedRing};
+use uring_queue::{FrameConsumer, FrameProducer, Region, RingError, SharedRing};
 
 const WORDS: usize = 512; // 2 KiB of region
 
@@ -122,11 +122,14 @@ fn poke(mem: &Mem, action: &Action) -> bool {
 }
 
 /// Checks the latch: once `Corrupted` was returned, it is returned again.
-fn latched<T>(seen: &mut bool, r: &Result<T, Error>) {
+fn latched<T>(seen: &mut bool, r: &Result<T, RingError>) {
     if *seen {
-        assert!(matches!(r, Err(Error::Corrupted)), "corruption not latched");
+        assert!(
+            matches!(r, Err(RingError::Corrupted)),
+            "corruption not latched"
+        );
     }
-    if matches!(r, Err(Error::Corrupted)) {
+    if matches!(r, Err(RingError::Corrupted)) {
         *seen = true;
     }
 }
@@ -149,7 +152,7 @@ fn elements(
         }
         match *action {
             Action::Push | Action::Send(_) => {
-                let r = tx.push(sent).map_err(Error::from);
+                let r = tx.push(sent).map_err(RingError::from);
                 latched(&mut tx_bad, &r);
                 sent += r.is_ok() as u64;
             }
@@ -239,7 +242,7 @@ fn frames(
             Action::Send(n) | Action::PushSlice(n) => {
                 let r = tx.send(&vec![n; n.into()]);
                 latched(&mut tx_bad, &r);
-                if let Err(Error::TooLarge { max: m }) = r {
+                if let Err(RingError::TooLarge { max: m }) = r {
                     assert!(usize::from(n) > m);
                 }
             }

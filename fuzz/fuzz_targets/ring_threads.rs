@@ -5,7 +5,7 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use uring_queue::{Error, FrameConsumer, FrameProducer, HeapRing};
+use uring_queue::{FrameConsumer, FrameProducer, HeapRing, RingError};
 
 #[derive(Debug, Arbitrary)]
 enum ProducerOp {
@@ -52,7 +52,7 @@ fn elements(capacity: usize, input: &Input) {
                 match *op {
                     ProducerOp::Push | ProducerOp::Send(_) => match tx.push(next) {
                         Ok(()) => next += 1,
-                        Err(e) => assert_eq!(e.error(), Error::Full),
+                        Err(e) => assert_eq!(e.error(), RingError::Full),
                     },
                     ProducerOp::PushSlice(n) => {
                         let batch: Vec<u64> = (next..next + u64::from(n)).collect();
@@ -68,8 +68,8 @@ fn elements(capacity: usize, input: &Input) {
                             chunk.commit(commit.into());
                             next += u64::from(commit.min(n));
                         }
-                        Err(Error::TooLarge { max }) => assert!(usize::from(n) > max),
-                        Err(Error::Insufficient { available }) => {
+                        Err(RingError::TooLarge { max }) => assert!(usize::from(n) > max),
+                        Err(RingError::Insufficient { available }) => {
                             assert!(available < usize::from(n))
                         }
                         Err(e) => panic!("write_chunk: {e}"),
@@ -84,7 +84,7 @@ fn elements(capacity: usize, input: &Input) {
             match *op {
                 ConsumerOp::Pop | ConsumerOp::Recv => match rx.pop() {
                     Ok(v) => check(&mut next, v),
-                    Err(e) => assert_eq!(e, Error::Empty),
+                    Err(e) => assert_eq!(e, RingError::Empty),
                 },
                 ConsumerOp::PopSlice(n) => {
                     let mut out = vec![0; n.into()];
@@ -98,8 +98,10 @@ fn elements(capacity: usize, input: &Input) {
                         a.iter().chain(b).take(k).for_each(|&v| check(&mut next, v));
                         chunk.commit(k);
                     }
-                    Err(Error::TooLarge { max }) => assert!(usize::from(n) > max),
-                    Err(Error::Insufficient { available }) => assert!(available < usize::from(n)),
+                    Err(RingError::TooLarge { max }) => assert!(usize::from(n) > max),
+                    Err(RingError::Insufficient { available }) => {
+                        assert!(available < usize::from(n))
+                    }
                     Err(e) => panic!("read_chunk: {e}"),
                 },
                 ConsumerOp::Peek => {
@@ -154,8 +156,8 @@ fn frames(capacity: usize, input: &Input) {
                 };
                 match tx.send(&payload(lens.len() as u64, len)) {
                     Ok(()) => lens.push(len),
-                    Err(Error::Full) => {}
-                    Err(Error::TooLarge { max }) => assert!(len > max),
+                    Err(RingError::Full) => {}
+                    Err(RingError::TooLarge { max }) => assert!(len > max),
                     Err(e) => panic!("send: {e}"),
                 }
             }
@@ -169,7 +171,7 @@ fn frames(capacity: usize, input: &Input) {
                 true
             }
             Err(e) => {
-                assert_eq!(e, Error::Empty);
+                assert_eq!(e, RingError::Empty);
                 false
             }
         };

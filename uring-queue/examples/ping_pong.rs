@@ -13,7 +13,7 @@ fn main() -> Result<(), Box<dyn core::error::Error>> {
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
     use std::process::Command;
     use std::time::Instant;
-    use uring_queue::{Error, SharedMemory, SharedRing};
+    use uring_queue::{RingError, SharedMemory, SharedRing};
 
     const SIZE: usize = 2 * 4096;
     const PEER: &str = "--peer";
@@ -32,14 +32,14 @@ fn main() -> Result<(), Box<dyn core::error::Error>> {
             match rx.pop() {
                 Ok(v) => {
                     while let Err(e) = tx.push(v) {
-                        if e.error() != Error::Full {
-                            return Err(Error::from(e).into());
+                        if e.error() != RingError::Full {
+                            return Err(RingError::from(e).into());
                         }
                         core::hint::spin_loop();
                     }
                 }
-                Err(Error::Empty) if abandoned => return Ok(()),
-                Err(Error::Empty) => core::hint::spin_loop(),
+                Err(RingError::Empty) if abandoned => return Ok(()),
+                Err(RingError::Empty) => core::hint::spin_loop(),
                 Err(e) => return Err(e.into()),
             }
         }
@@ -66,8 +66,8 @@ fn main() -> Result<(), Box<dyn core::error::Error>> {
         let echo = loop {
             match rx.pop() {
                 Ok(v) => break v,
-                Err(Error::Empty) if rx.is_abandoned() => return Err("peer left".into()),
-                Err(Error::Empty) => core::hint::spin_loop(),
+                Err(RingError::Empty) if rx.is_abandoned() => return Err("peer left".into()),
+                Err(RingError::Empty) => core::hint::spin_loop(),
                 Err(e) => return Err(e.into()),
             }
         };

@@ -10,7 +10,7 @@
 use buffer_pool::{Buffer, BufferFromSystemMemory, BufferPool, Slice};
 use std::thread;
 use std::time::Instant;
-use uring_queue::{Error, HeapRing};
+use uring_queue::{HeapRing, RingError};
 
 /// Messages moved through the pipeline.
 const MESSAGES: u32 = 200_000;
@@ -50,12 +50,12 @@ fn handle(slice: &Slice<u64>, expected: u32) -> usize {
     bytes.len() - 4
 }
 
-fn main() -> Result<(), Error> {
+fn main() -> Result<(), RingError> {
     let (mut tx, mut rx) = HeapRing::<Slice<u64>>::new_deferred::<RELEASE_EVERY>(RING_SLOTS)
         .expect("capacity is a power of two");
     let start = Instant::now();
 
-    let producer = thread::spawn(move || -> Result<usize, Error> {
+    let producer = thread::spawn(move || -> Result<usize, RingError> {
         let mut pool = BufferPool::<_, u64>::with_slot_map(POOL_BYTES);
         let mut pooled = 0;
         for seq in 0..MESSAGES {
@@ -69,7 +69,7 @@ fn main() -> Result<(), Error> {
         Ok(pooled)
     });
 
-    let worker = thread::spawn(move || -> Result<u64, Error> {
+    let worker = thread::spawn(move || -> Result<u64, RingError> {
         let mut payload_bytes = 0u64;
         let mut next = 0;
         while next < MESSAGES {

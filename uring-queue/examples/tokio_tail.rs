@@ -6,7 +6,7 @@
 //! the park timeout is one the reactor did not wake.
 //!
 //! A measurement, for docs/benchmarks.md; the loom models in
-//! `tests/loom_reactor.rs` prove the hand-off it exercises.
+//! `src/uring/reactor_waiter/loom.rs` prove the hand-off it exercises.
 //!
 //! ```text
 //! cargo run --release --features tokio --example tokio_tail [CALLS]

@@ -9,7 +9,7 @@
 //! at once, and costs next to nothing when there is nothing else to run.
 
 use crate::loom::{hint, thread};
-use crate::{Consumer, Error, Producer, PushError};
+use crate::{Consumer, Producer, PushError, RingError};
 
 /// How a blocked half waits between looks at the ring.
 #[derive(Debug, Default)]
@@ -105,14 +105,14 @@ impl<T, const K: usize> Consumer<'_, T, K> {
     ///
     /// # Errors
     ///
-    /// [`Error::Empty`] only when the producer was dropped and every element
+    /// [`RingError::Empty`] only when the producer was dropped and every element
     /// it published has been popped, so that none will ever come;
-    /// [`Error::Corrupted`] as for [`pop`](Self::pop).
+    /// [`RingError::Corrupted`] as for [`pop`](Self::pop).
     ///
     /// # Examples
     ///
     /// ```
-    /// use uring_queue::{Error, Ring};
+    /// use uring_queue::{RingError, Ring};
     ///
     /// let mut ring = Ring::<u64, 4>::new();
     /// let (mut tx, mut rx) = ring.split();
@@ -125,12 +125,12 @@ impl<T, const K: usize> Consumer<'_, T, K> {
     ///     let sum: u64 = (0..100).map(|_| rx.pop_blocking().unwrap()).sum();
     ///     assert_eq!(sum, 4950);
     ///     // Waits until the producer is gone: then nothing will come.
-    ///     assert_eq!(rx.pop_blocking(), Err(Error::Empty));
+    ///     assert_eq!(rx.pop_blocking(), Err(RingError::Empty));
     /// });
     /// ```
-    pub fn pop_blocking(&mut self) -> Result<T, Error> {
+    pub fn pop_blocking(&mut self) -> Result<T, RingError> {
         match self.pop() {
-            Err(Error::Empty) => self.pop_waiting(),
+            Err(RingError::Empty) => self.pop_waiting(),
             done => done,
         }
     }
@@ -138,14 +138,14 @@ impl<T, const K: usize> Consumer<'_, T, K> {
     /// The waiting part of [`pop_blocking`](Self::pop_blocking), out of the
     /// fast path.
     #[cold]
-    fn pop_waiting(&mut self) -> Result<T, Error> {
+    fn pop_waiting(&mut self) -> Result<T, RingError> {
         let mut backoff = Backoff::default();
         loop {
             // Looked at before the pop: everything the producer published
             // before it closed is visible to the pop that follows.
             let gone = self.is_abandoned();
             match self.pop() {
-                Err(Error::Empty) if !gone => {}
+                Err(RingError::Empty) if !gone => {}
                 done => return done,
             }
             backoff.snooze();

@@ -1,6 +1,6 @@
 //! The reading half.
 
-use crate::Error;
+use crate::RingError;
 use crate::copy::{CopyError, Fault, through_runs};
 use crate::loom::sync::atomic::Ordering;
 use crate::producer::Keep;
@@ -51,14 +51,14 @@ use core::{fmt, slice};
 /// # Examples
 ///
 /// ```
-/// use uring_queue::{Error, Ring};
+/// use uring_queue::{RingError, Ring};
 ///
 /// let mut ring = Ring::<u32, 4>::new();
 /// let (mut tx, mut rx) = ring.split();
 /// tx.push(5).unwrap();
 /// assert_eq!(rx.peek(), Ok(&5));
 /// assert_eq!(rx.pop(), Ok(5));
-/// assert_eq!(rx.pop(), Err(Error::Empty));
+/// assert_eq!(rx.pop(), Err(RingError::Empty));
 /// ```
 ///
 /// ```compile_fail
@@ -166,7 +166,7 @@ impl<'a, T, const K: usize> Consumer<'a, T, K> {
     /// Elements known readable, refreshed from the producer's tail when fewer
     /// than `want` are known.
     #[inline(always)]
-    fn available(&mut self, want: u32) -> Result<u32, Error> {
+    fn available(&mut self, want: u32) -> Result<u32, RingError> {
         let ready = self.cached_tail.wrapping_sub(self.head);
         // `max(1)`: a request for nothing still notices a latched corruption.
         if ready >= want.max(1) {
@@ -180,9 +180,9 @@ impl<'a, T, const K: usize> Consumer<'a, T, K> {
     // Inlined: a consumer that keeps up with its producer (or a producer
     // that keeps the ring full) takes this path on most calls.
     #[inline]
-    fn refresh(&mut self) -> Result<u32, Error> {
+    fn refresh(&mut self) -> Result<u32, RingError> {
         if self.corrupted {
-            return Err(Error::Corrupted);
+            return Err(RingError::Corrupted);
         }
         let tail = self.raw.producer().index.load(Ordering::Acquire);
         let ready = tail.wrapping_sub(self.head);
@@ -199,22 +199,22 @@ impl<'a, T, const K: usize> Consumer<'a, T, K> {
 
     /// Remembers a violation for good; the cache says "empty", so the fast
     /// path always falls through to `refresh`, which reports it.
-    fn latch(&mut self) -> Error {
+    fn latch(&mut self) -> RingError {
         self.corrupted = true;
         self.cached_tail = self.head;
-        Error::Corrupted
+        RingError::Corrupted
     }
 
     /// Removes the oldest element.
     ///
     /// # Errors
     ///
-    /// [`Error::Empty`], or [`Error::Corrupted`].
+    /// [`RingError::Empty`], or [`RingError::Corrupted`].
     ///
     /// # Examples
     ///
     /// ```
-    /// use uring_queue::{Error, Ring};
+    /// use uring_queue::{RingError, Ring};
     ///
     /// let mut ring = Ring::<u32, 4>::new();
     /// let (mut tx, mut rx) = ring.split();
@@ -222,12 +222,12 @@ impl<'a, T, const K: usize> Consumer<'a, T, K> {
     /// tx.push(2).unwrap();
     /// assert_eq!(rx.pop(), Ok(1));
     /// assert_eq!(rx.pop(), Ok(2));
-    /// assert_eq!(rx.pop(), Err(Error::Empty));
+    /// assert_eq!(rx.pop(), Err(RingError::Empty));
     /// ```
     #[inline]
-    pub fn pop(&mut self) -> Result<T, Error> {
+    pub fn pop(&mut self) -> Result<T, RingError> {
         if self.available(1)? == 0 {
-            return Err(Error::Empty);
+            return Err(RingError::Empty);
         }
         // K = 1 reads the slot through the ring's geometry (the slot pointer
         // and mask loaded from the storage), a deferred consumer through its
@@ -351,7 +351,7 @@ impl<'a, T, const K: usize> Consumer<'a, T, K> {
     ///
     /// # Errors
     ///
-    /// [`Error::Corrupted`] only; an empty ring gives an empty batch.
+    /// [`RingError::Corrupted`] only; an empty ring gives an empty batch.
     ///
     /// # Examples
     ///
@@ -372,7 +372,7 @@ impl<'a, T, const K: usize> Consumer<'a, T, K> {
     /// assert_eq!(rx.pop().as_deref(), Ok("c"));
     /// ```
     #[inline]
-    pub fn batch(&mut self) -> Result<Batch<'_, 'a, T, K>, Error> {
+    pub fn batch(&mut self) -> Result<Batch<'_, 'a, T, K>, RingError> {
         let ready = self.available(self.slots_total())?;
         let end = self.head.wrapping_add(ready);
         Ok(Batch {
@@ -385,16 +385,16 @@ impl<'a, T, const K: usize> Consumer<'a, T, K> {
     ///
     /// # Errors
     ///
-    /// [`Error::Empty`], or [`Error::Corrupted`].
+    /// [`RingError::Empty`], or [`RingError::Corrupted`].
     ///
     /// # Examples
     ///
     /// ```
-    /// use uring_queue::{Error, Ring};
+    /// use uring_queue::{RingError, Ring};
     ///
     /// let mut ring = Ring::<u32, 4>::new();
     /// let (mut tx, mut rx) = ring.split();
-    /// assert_eq!(rx.peek(), Err(Error::Empty));
+    /// assert_eq!(rx.peek(), Err(RingError::Empty));
     /// tx.push(7).unwrap();
     /// assert_eq!(rx.peek(), Ok(&7));
     /// // Still in the ring until popped.
@@ -402,9 +402,9 @@ impl<'a, T, const K: usize> Consumer<'a, T, K> {
     /// assert_eq!(rx.pop(), Ok(7));
     /// ```
     #[inline]
-    pub fn peek(&mut self) -> Result<&T, Error> {
+    pub fn peek(&mut self) -> Result<&T, RingError> {
         if self.available(1)? == 0 {
-            return Err(Error::Empty);
+            return Err(RingError::Empty);
         }
         self.raw.track(self.head, 1, false);
         // SAFETY: the slot at `head` is published and ours until the head
@@ -496,7 +496,7 @@ impl<'a, T, const K: usize> Consumer<'a, T, K> {
     ///
     /// ```
     /// use core::sync::atomic::{AtomicU32, Ordering};
-    /// use uring_queue::{Error, Region, SharedRing};
+    /// use uring_queue::{RingError, Region, SharedRing};
     ///
     /// let mut mem = [0u64; 64];
     /// let region = Region::new(zerocopy::IntoBytes::as_mut_bytes(&mut mem[..]));
@@ -506,7 +506,7 @@ impl<'a, T, const K: usize> Consumer<'a, T, K> {
     /// // A peer sets the producer's tail (at byte 128) beyond the capacity.
     /// // SAFETY: in bounds and aligned; the ring reads this word atomically too.
     /// unsafe { AtomicU32::from_ptr(start.add(128).cast()) }.store(17, Ordering::Relaxed);
-    /// assert_eq!(rx.pop(), Err(Error::Corrupted));
+    /// assert_eq!(rx.pop(), Err(RingError::Corrupted));
     /// assert!(rx.is_corrupted());
     /// ```
     #[inline]
@@ -531,12 +531,12 @@ impl<'a, T, const K: usize> Consumer<'a, T, K> {
 
     /// Readable elements with a refresh when fewer than `want`, for the record
     /// layer.
-    pub(crate) fn available_for(&mut self, want: u32) -> Result<u32, Error> {
+    pub(crate) fn available_for(&mut self, want: u32) -> Result<u32, RingError> {
         self.available(want)
     }
 
     /// Latches corruption found by the record layer.
-    pub(crate) fn corrupt(&mut self) -> Error {
+    pub(crate) fn corrupt(&mut self) -> RingError {
         self.latch()
     }
 
@@ -556,7 +556,7 @@ impl<T: Copy, const K: usize> Consumer<'_, T, K> {
     ///
     /// # Errors
     ///
-    /// [`Error::Corrupted`] only.
+    /// [`RingError::Corrupted`] only.
     ///
     /// # Examples
     ///
@@ -572,7 +572,7 @@ impl<T: Copy, const K: usize> Consumer<'_, T, K> {
     /// assert_eq!(rx.pop_slice(&mut out), Ok(0));
     /// ```
     #[inline]
-    pub fn pop_slice(&mut self, out: &mut [T]) -> Result<usize, Error> {
+    pub fn pop_slice(&mut self, out: &mut [T]) -> Result<usize, RingError> {
         let want = u32::try_from(out.len()).unwrap_or(u32::MAX);
         let n = self.available(want)?.min(want);
         if n == 0 {
@@ -598,8 +598,8 @@ impl<T: Copy, const K: usize> Consumer<'_, T, K> {
     ///
     /// # Errors
     ///
-    /// [`Error::Insufficient`] when fewer than `n` are readable,
-    /// [`Error::TooLarge`] when `n` exceeds the capacity, [`Error::Corrupted`].
+    /// [`RingError::Insufficient`] when fewer than `n` are readable,
+    /// [`RingError::TooLarge`] when `n` exceeds the capacity, [`RingError::Corrupted`].
     ///
     /// # Examples
     ///
@@ -613,19 +613,19 @@ impl<T: Copy, const K: usize> Consumer<'_, T, K> {
     /// assert_eq!(rx.pop(), Ok(b'z'));
     /// ```
     #[inline]
-    pub fn read_chunk(&mut self, n: usize) -> Result<ReadChunk<'_, T>, Error> {
+    pub fn read_chunk(&mut self, n: usize) -> Result<ReadChunk<'_, T>, RingError> {
         if self.corrupted {
-            return Err(Error::Corrupted);
+            return Err(RingError::Corrupted);
         }
         if n > self.capacity() {
-            return Err(Error::TooLarge {
+            return Err(RingError::TooLarge {
                 max: self.capacity(),
             });
         }
         let n = n as u32;
         let ready = self.available(n)?;
         if ready < n {
-            return Err(Error::Insufficient {
+            return Err(RingError::Insufficient {
                 available: ready as usize,
             });
         }
@@ -655,7 +655,7 @@ impl<T: Copy, const K: usize> Consumer<'_, T, K> {
     /// # Errors
     ///
     /// [`CopyError::Fault`] when `copy` stopped part-way, with every element
-    /// released by this call; [`CopyError::Ring`] ([`Error::Corrupted`])
+    /// released by this call; [`CopyError::Ring`] ([`RingError::Corrupted`])
     /// before any copy.
     ///
     /// # Examples

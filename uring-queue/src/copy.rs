@@ -11,7 +11,7 @@
 
 use core::fmt;
 
-use crate::Error;
+use crate::RingError;
 
 /// A copy that stopped part-way: the elements it copied before it stopped,
 /// and why it stopped.
@@ -103,7 +103,7 @@ impl<E: fmt::Debug + fmt::Display> core::error::Error for Fault<E> {}
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CopyError<E> {
     /// The ring refused before any copy (it is corrupted); nothing moved.
-    Ring(Error),
+    Ring(RingError),
     /// The copy stopped part-way; `copied` elements were committed.
     Fault(Fault<E>),
 }

@@ -7,18 +7,18 @@ use core::fmt;
 /// # Examples
 ///
 /// ```
-/// use uring_queue::{Error, Ring};
+/// use uring_queue::{RingError, Ring};
 ///
 /// let mut ring = Ring::<u32, 2>::new();
 /// let (mut tx, mut rx) = ring.split();
-/// assert_eq!(rx.pop(), Err(Error::Empty));
+/// assert_eq!(rx.pop(), Err(RingError::Empty));
 /// tx.push(1).unwrap();
 /// tx.push(2).unwrap();
-/// assert_eq!(tx.push(3).map_err(Error::from), Err(Error::Full));
+/// assert_eq!(tx.push(3).map_err(RingError::from), Err(RingError::Full));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub enum Error {
+pub enum RingError {
     /// No free slot: the consumer has not caught up.
     Full,
     /// Nothing to read.
@@ -40,7 +40,7 @@ pub enum Error {
     Corrupted,
 }
 
-impl fmt::Display for Error {
+impl fmt::Display for RingError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Full => f.write_str("ring is full"),
@@ -54,7 +54,7 @@ impl fmt::Display for Error {
     }
 }
 
-impl core::error::Error for Error {}
+impl core::error::Error for RingError {}
 
 /// Why a capacity was refused: the one capacity error of every storage
 /// (`HeapRing`, [`SharedRing`](crate::SharedRing), and, inside

@@ -11,7 +11,7 @@
 //! Records work on any `u64` ring: inline, heap or a shared [`Region`](crate::Region).
 
 use crate::raw::RawRing;
-use crate::{Consumer, Error, Producer};
+use crate::{Consumer, Producer, RingError};
 use core::{fmt, slice};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
@@ -166,14 +166,14 @@ impl<'a> FrameProducer<'a> {
     /// # Examples
     ///
     /// ```
-    /// use uring_queue::{Error, FrameProducer, Ring};
+    /// use uring_queue::{RingError, FrameProducer, Ring};
     ///
     /// let mut ring = Ring::<u64, 16>::new();
     /// let (tx, _rx) = ring.split();
     /// let mut tx = FrameProducer::new(tx);
     /// // Half of 16 words, less the header: 7 words of payload.
     /// assert_eq!(tx.max_len(), 56);
-    /// assert_eq!(tx.send(&[0; 57]), Err(Error::TooLarge { max: 56 }));
+    /// assert_eq!(tx.send(&[0; 57]), Err(RingError::TooLarge { max: 56 }));
     /// ```
     pub fn max_len(&self) -> usize {
         (self.inner.capacity() / 2).saturating_sub(1) * WORD
@@ -185,13 +185,13 @@ impl<'a> FrameProducer<'a> {
     ///
     /// # Errors
     ///
-    /// [`Error::TooLarge`] beyond [`max_len`](Self::max_len), [`Error::Full`]
-    /// when the consumer has not freed enough room yet, [`Error::Corrupted`].
+    /// [`RingError::TooLarge`] beyond [`max_len`](Self::max_len), [`RingError::Full`]
+    /// when the consumer has not freed enough room yet, [`RingError::Corrupted`].
     ///
     /// # Examples
     ///
     /// ```
-    /// use uring_queue::{Error, FrameConsumer, FrameProducer, Ring};
+    /// use uring_queue::{RingError, FrameConsumer, FrameProducer, Ring};
     ///
     /// let mut ring = Ring::<u64, 8>::new();
     /// let (tx, rx) = ring.split();
@@ -200,15 +200,15 @@ impl<'a> FrameProducer<'a> {
     /// grant.as_mut_bytes().copy_from_slice(b"hello");
     /// grant.commit();
     /// assert_eq!(&*rx.recv().unwrap(), b"hello");
-    /// assert_eq!(tx.grant(25).unwrap_err(), Error::TooLarge { max: 24 });
+    /// assert_eq!(tx.grant(25).unwrap_err(), RingError::TooLarge { max: 24 });
     /// ```
-    pub fn grant(&mut self, len: usize) -> Result<FrameGrant<'_>, Error> {
+    pub fn grant(&mut self, len: usize) -> Result<FrameGrant<'_>, RingError> {
         if self.inner.is_corrupted() {
-            return Err(Error::Corrupted);
+            return Err(RingError::Corrupted);
         }
         let max = self.max_len();
         if len > max {
-            return Err(Error::TooLarge { max });
+            return Err(RingError::TooLarge { max });
         }
         let units = 1 + len.div_ceil(WORD) as u32;
         let raw = self.inner.raw();
@@ -217,7 +217,7 @@ impl<'a> FrameProducer<'a> {
         let pad = if units > to_end { to_end } else { 0 };
         let need = pad + units;
         if self.inner.free_for(need)? < need {
-            return Err(Error::Full);
+            return Err(RingError::Full);
         }
         let start = tail.wrapping_add(pad);
         raw.track(tail, need, true);
@@ -241,7 +241,7 @@ impl<'a> FrameProducer<'a> {
     /// # Examples
     ///
     /// ```
-    /// use uring_queue::{Error, FrameConsumer, FrameProducer, Ring};
+    /// use uring_queue::{RingError, FrameConsumer, FrameProducer, Ring};
     ///
     /// let mut ring = Ring::<u64, 8>::new();
     /// let (tx, rx) = ring.split();
@@ -249,11 +249,11 @@ impl<'a> FrameProducer<'a> {
     /// // Each record takes a header word and three payload words: two fill the ring.
     /// tx.send(&[7; 24]).unwrap();
     /// tx.send(&[8; 24]).unwrap();
-    /// assert_eq!(tx.send(b"x"), Err(Error::Full));
+    /// assert_eq!(tx.send(b"x"), Err(RingError::Full));
     /// assert_eq!(&*rx.recv().unwrap(), [7; 24]);
     /// assert_eq!(tx.send(b"x"), Ok(()));
     /// ```
-    pub fn send(&mut self, payload: &[u8]) -> Result<(), Error> {
+    pub fn send(&mut self, payload: &[u8]) -> Result<(), RingError> {
         let mut grant = self.grant(payload.len())?;
         grant.as_mut_bytes().copy_from_slice(payload);
         grant.commit();
@@ -284,14 +284,14 @@ impl<'a> FrameProducer<'a> {
 /// # Examples
 ///
 /// ```
-/// use uring_queue::{Error, FrameConsumer, FrameProducer, Ring};
+/// use uring_queue::{RingError, FrameConsumer, FrameProducer, Ring};
 ///
 /// let mut ring = Ring::<u64, 8>::new();
 /// let (tx, rx) = ring.split();
 /// let (mut tx, mut rx) = (FrameProducer::new(tx), FrameConsumer::new(rx));
 /// // Dropped without a commit: nothing is sent.
 /// drop(tx.grant(3).unwrap());
-/// assert_eq!(rx.recv().unwrap_err(), Error::Empty);
+/// assert_eq!(rx.recv().unwrap_err(), RingError::Empty);
 /// let mut grant = tx.grant(3).unwrap();
 /// grant.as_mut_bytes().copy_from_slice(b"abc");
 /// grant.commit();
@@ -349,7 +349,7 @@ impl FrameGrant<'_> {
     /// # Examples
     ///
     /// ```
-    /// use uring_queue::{Error, FrameConsumer, FrameProducer, Ring};
+    /// use uring_queue::{RingError, FrameConsumer, FrameProducer, Ring};
     ///
     /// let mut ring = Ring::<u64, 8>::new();
     /// let (tx, rx) = ring.split();
@@ -357,7 +357,7 @@ impl FrameGrant<'_> {
     /// let mut grant = tx.grant(2).unwrap();
     /// grant.as_mut_bytes().copy_from_slice(b"ok");
     /// // Nothing is sent before the commit.
-    /// assert_eq!(rx.recv().unwrap_err(), Error::Empty);
+    /// assert_eq!(rx.recv().unwrap_err(), RingError::Empty);
     /// grant.commit();
     /// assert_eq!(&*rx.recv().unwrap(), b"ok");
     /// ```
@@ -386,12 +386,12 @@ impl FrameGrant<'_> {
 ///
 /// A malformed header (unknown kind, a length running past the published
 /// data or the end of the storage, a misplaced padding record) latches
-/// [`Error::Corrupted`].
+/// [`RingError::Corrupted`].
 ///
 /// # Examples
 ///
 /// ```
-/// use uring_queue::{Error, FrameConsumer, RecordHeader, Ring};
+/// use uring_queue::{RingError, FrameConsumer, RecordHeader, Ring};
 ///
 /// let mut ring = Ring::<u64, 8>::new();
 /// let (mut tx, rx) = ring.split();
@@ -399,10 +399,10 @@ impl FrameGrant<'_> {
 /// // A header whose 16-byte payload was never published.
 /// let header = RecordHeader { len: 16, kind: RecordHeader::MESSAGE };
 /// tx.push(zerocopy::transmute!(header)).unwrap();
-/// assert_eq!(rx.recv().unwrap_err(), Error::Corrupted);
+/// assert_eq!(rx.recv().unwrap_err(), RingError::Corrupted);
 /// // Latched: the error stays once the payload words arrive.
 /// tx.push_slice(&[0, 0]).unwrap();
-/// assert_eq!(rx.recv().unwrap_err(), Error::Corrupted);
+/// assert_eq!(rx.recv().unwrap_err(), RingError::Corrupted);
 /// ```
 pub struct FrameConsumer<'a> {
     inner: Consumer<'a, u64>,
@@ -422,13 +422,13 @@ impl<'a> FrameConsumer<'a> {
     /// # Examples
     ///
     /// ```
-    /// use uring_queue::{Error, FrameConsumer, FrameProducer, Ring};
+    /// use uring_queue::{RingError, FrameConsumer, FrameProducer, Ring};
     ///
     /// let mut ring = Ring::<u64, 8>::new();
     /// let (tx, rx) = ring.split();
     /// let mut tx = FrameProducer::new(tx);
     /// let mut rx = FrameConsumer::new(rx);
-    /// assert_eq!(rx.recv().unwrap_err(), Error::Empty);
+    /// assert_eq!(rx.recv().unwrap_err(), RingError::Empty);
     /// tx.send(b"pong").unwrap();
     /// assert_eq!(&*rx.recv().unwrap(), b"pong");
     /// ```
@@ -460,12 +460,12 @@ impl<'a> FrameConsumer<'a> {
     ///
     /// # Errors
     ///
-    /// [`Error::Empty`], or [`Error::Corrupted`].
+    /// [`RingError::Empty`], or [`RingError::Corrupted`].
     ///
     /// # Examples
     ///
     /// ```
-    /// use uring_queue::{Error, FrameConsumer, FrameProducer, Ring};
+    /// use uring_queue::{RingError, FrameConsumer, FrameProducer, Ring};
     ///
     /// let mut ring = Ring::<u64, 8>::new();
     /// let (tx, rx) = ring.split();
@@ -474,15 +474,15 @@ impl<'a> FrameConsumer<'a> {
     /// tx.send(b"two").unwrap();
     /// assert_eq!(&*rx.recv().unwrap(), b"one");
     /// assert_eq!(&*rx.recv().unwrap(), b"two");
-    /// assert_eq!(rx.recv().unwrap_err(), Error::Empty);
+    /// assert_eq!(rx.recv().unwrap_err(), RingError::Empty);
     /// ```
-    pub fn recv(&mut self) -> Result<Frame<'_>, Error> {
+    pub fn recv(&mut self) -> Result<Frame<'_>, RingError> {
         // A padding record is always followed by a record at slot 0, which is
         // never padding, so two rounds suffice and a peer cannot loop us.
         for _ in 0..2 {
             let available = self.inner.available_for(1)?;
             if available == 0 {
-                return Err(Error::Empty);
+                return Err(RingError::Empty);
             }
             let raw = self.inner.raw();
             let head = self.inner.head();
@@ -550,7 +550,7 @@ impl<'a> FrameConsumer<'a> {
     /// # Examples
     ///
     /// ```
-    /// use uring_queue::{Error, FrameConsumer, Ring};
+    /// use uring_queue::{RingError, FrameConsumer, Ring};
     ///
     /// let mut ring = Ring::<u64, 8>::new();
     /// let (mut tx, rx) = ring.split();
@@ -558,7 +558,7 @@ impl<'a> FrameConsumer<'a> {
     /// // A header of kind 0, which is neither a message nor padding.
     /// tx.push(0).unwrap();
     /// assert!(!rx.is_corrupted());
-    /// assert_eq!(rx.recv().unwrap_err(), Error::Corrupted);
+    /// assert_eq!(rx.recv().unwrap_err(), RingError::Corrupted);
     /// assert!(rx.is_corrupted());
     /// ```
     pub fn is_corrupted(&self) -> bool {
@@ -571,7 +571,7 @@ impl<'a> FrameConsumer<'a> {
 /// # Examples
 ///
 /// ```
-/// use uring_queue::{Error, FrameConsumer, FrameProducer, Ring};
+/// use uring_queue::{RingError, FrameConsumer, FrameProducer, Ring};
 ///
 /// let mut ring = Ring::<u64, 4>::new();
 /// let (tx, rx) = ring.split();
@@ -581,7 +581,7 @@ impl<'a> FrameConsumer<'a> {
 /// let frame = rx.recv().unwrap();
 /// assert_eq!(frame.len(), 8);
 /// // The frame's room is still taken while it lives...
-/// assert_eq!(tx.send(b"more"), Err(Error::Full));
+/// assert_eq!(tx.send(b"more"), Err(RingError::Full));
 /// drop(frame);
 /// // ...and released when it is dropped.
 /// assert_eq!(tx.send(b"more"), Ok(()));

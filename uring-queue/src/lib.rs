@@ -20,8 +20,7 @@ mod frame;
 #[cfg(feature = "alloc")]
 mod heap;
 mod inline;
-#[doc(hidden)]
-pub mod loom;
+mod loom;
 mod producer;
 mod raw;
 // Not built under loom: the layouts in a region of bytes keep their atomics
@@ -33,6 +32,12 @@ mod layout;
 mod region;
 #[cfg(not(loom))]
 mod shared_ring;
+// Loom models of the ring protocol (`producer`, `consumer`, `frame`); once
+// on real threads without loom. Not under Miri, which never ran them.
+#[cfg(all(test, feature = "std", not(miri)))]
+mod tests {
+    mod loom;
+}
 #[cfg(all(feature = "std", target_os = "linux", not(loom)))]
 mod shm;
 pub mod uring;
@@ -41,7 +46,7 @@ pub mod uring;
 pub use aligned_buf::{AlignedBuf, AlignedBufError};
 pub use consumer::{Batch, Consumer, ReadChunk};
 pub use copy::{CopyError, Fault};
-pub use error::{CapacityError, Error, RegionError};
+pub use error::{CapacityError, RegionError, RingError};
 pub use frame::{Frame, FrameConsumer, FrameGrant, FrameProducer, RecordHeader};
 #[cfg(feature = "alloc")]
 pub use heap::HeapRing;

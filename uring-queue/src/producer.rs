@@ -1,6 +1,6 @@
 //! The writing half.
 
-use crate::Error;
+use crate::RingError;
 use crate::copy::{CopyError, Fault, through_runs};
 use crate::loom::sync::atomic::Ordering;
 use crate::raw::{IndexLine, RawRing};
@@ -147,7 +147,7 @@ impl<'a, T> Producer<'a, T> {
     /// Free slots in the cache's view, refreshed from the consumer's head when
     /// fewer than `want` are known free.
     #[inline(always)]
-    fn free(&mut self, want: u32) -> Result<u32, Error> {
+    fn free(&mut self, want: u32) -> Result<u32, RingError> {
         let free = self.limit.wrapping_sub(self.tail);
         // `max(1)`: a request for nothing still notices a latched corruption.
         if free >= want.max(1) {
@@ -161,9 +161,9 @@ impl<'a, T> Producer<'a, T> {
     // Inlined: a consumer that keeps up with its producer (or a producer
     // that keeps the ring full) takes this path on most calls.
     #[inline]
-    fn refresh(&mut self) -> Result<u32, Error> {
+    fn refresh(&mut self) -> Result<u32, RingError> {
         if self.corrupted {
-            return Err(Error::Corrupted);
+            return Err(RingError::Corrupted);
         }
         let head = self.raw.consumer().index.load(Ordering::Acquire);
         if self.tail.wrapping_sub(head) > self.tail.wrapping_sub(self.cached_head()) {
@@ -181,10 +181,10 @@ impl<'a, T> Producer<'a, T> {
 
     /// Remembers a violation for good. The cache is set to "full", so the
     /// fast path needs no extra check: it always falls through to `refresh`.
-    fn latch(&mut self) -> Error {
+    fn latch(&mut self) -> RingError {
         self.corrupted = true;
         self.limit = self.tail;
-        Error::Corrupted
+        RingError::Corrupted
     }
 
     /// Appends one element, moving it into the ring.
@@ -193,7 +193,7 @@ impl<'a, T> Producer<'a, T> {
     ///
     /// [`PushError::Full`] when no slot is free, [`PushError::Corrupted`] if
     /// the consumer's index broke the ring's invariants (now or before). Both
-    /// hand the value back; `?` turns them into an [`Error`].
+    /// hand the value back; `?` turns them into an [`RingError`].
     ///
     /// # Examples
     ///
@@ -208,12 +208,12 @@ impl<'a, T> Producer<'a, T> {
     /// Values that own resources come back on failure, nothing is lost:
     ///
     /// ```
-    /// use uring_queue::{Error, Ring};
+    /// use uring_queue::{RingError, Ring};
     /// let mut ring = Ring::<String, 1>::new();
     /// let (mut tx, mut rx) = ring.split();
     /// tx.push("one".to_string()).unwrap();
     /// let back = tx.push("two".to_string()).unwrap_err();
-    /// assert_eq!(back.error(), Error::Full);
+    /// assert_eq!(back.error(), RingError::Full);
     /// assert_eq!(back.into_inner(), "two");
     /// assert_eq!(rx.pop().as_deref(), Ok("one"));
     /// ```
@@ -337,13 +337,13 @@ impl<'a, T> Producer<'a, T> {
     }
 
     /// Whether this half has seen the ring's invariants broken (see
-    /// [`Error::Corrupted`]).
+    /// [`RingError::Corrupted`]).
     ///
     /// # Examples
     ///
     /// ```
     /// use core::sync::atomic::{AtomicU32, Ordering};
-    /// use uring_queue::{Error, Region, SharedRing};
+    /// use uring_queue::{RingError, Region, SharedRing};
     ///
     /// let mut mem = [0u64; 64];
     /// let region = Region::new(zerocopy::IntoBytes::as_mut_bytes(&mut mem[..]));
@@ -354,7 +354,7 @@ impl<'a, T> Producer<'a, T> {
     /// // A peer moves the consumer's head (at byte 256) past the producer's tail.
     /// // SAFETY: in bounds and aligned; the ring reads this word atomically too.
     /// unsafe { AtomicU32::from_ptr(start.add(256).cast()) }.store(9, Ordering::Relaxed);
-    /// assert_eq!(tx.push(5).map_err(Error::from), Err(Error::Corrupted));
+    /// assert_eq!(tx.push(5).map_err(RingError::from), Err(RingError::Corrupted));
     /// assert!(tx.is_corrupted());
     /// ```
     #[inline]
@@ -378,7 +378,7 @@ impl<'a, T> Producer<'a, T> {
     }
 
     /// Free slots with a refresh when fewer than `want`, for the record layer.
-    pub(crate) fn free_for(&mut self, want: u32) -> Result<u32, Error> {
+    pub(crate) fn free_for(&mut self, want: u32) -> Result<u32, RingError> {
         self.free(want)
     }
 }
@@ -389,7 +389,7 @@ impl<T: Copy> Producer<'_, T> {
     ///
     /// # Errors
     ///
-    /// [`Error::Corrupted`] only.
+    /// [`RingError::Corrupted`] only.
     ///
     /// # Examples
     ///
@@ -402,7 +402,7 @@ impl<T: Copy> Producer<'_, T> {
     /// assert_eq!(out[..4], [1, 2, 3, 4]);
     /// ```
     #[inline]
-    pub fn push_slice(&mut self, values: &[T]) -> Result<usize, Error> {
+    pub fn push_slice(&mut self, values: &[T]) -> Result<usize, RingError> {
         let want = u32::try_from(values.len()).unwrap_or(u32::MAX);
         let n = self.free(want)?.min(want);
         if n == 0 {
@@ -430,8 +430,8 @@ impl<T: Copy + FromBytes> Producer<'_, T> {
     ///
     /// # Errors
     ///
-    /// [`Error::Insufficient`] when fewer than `n` slots are free,
-    /// [`Error::TooLarge`] when `n` exceeds the capacity, [`Error::Corrupted`].
+    /// [`RingError::Insufficient`] when fewer than `n` slots are free,
+    /// [`RingError::TooLarge`] when `n` exceeds the capacity, [`RingError::Corrupted`].
     ///
     /// # Examples
     ///
@@ -445,19 +445,19 @@ impl<T: Copy + FromBytes> Producer<'_, T> {
     /// assert_eq!(rx.len(), 2);
     /// ```
     #[inline]
-    pub fn write_chunk(&mut self, n: usize) -> Result<WriteChunk<'_, T>, Error> {
+    pub fn write_chunk(&mut self, n: usize) -> Result<WriteChunk<'_, T>, RingError> {
         if self.corrupted {
-            return Err(Error::Corrupted);
+            return Err(RingError::Corrupted);
         }
         if n > self.capacity() {
-            return Err(Error::TooLarge {
+            return Err(RingError::TooLarge {
                 max: self.capacity(),
             });
         }
         let n = n as u32;
         let free = self.free(n)?;
         if free < n {
-            return Err(Error::Insufficient {
+            return Err(RingError::Insufficient {
                 available: free as usize,
             });
         }
@@ -487,7 +487,7 @@ impl<T: Copy + FromBytes> Producer<'_, T> {
     /// # Errors
     ///
     /// [`CopyError::Fault`] when `copy` stopped part-way, with every element
-    /// published by this call; [`CopyError::Ring`] ([`Error::Corrupted`])
+    /// published by this call; [`CopyError::Ring`] ([`RingError::Corrupted`])
     /// before any copy.
     ///
     /// # Examples
@@ -722,27 +722,27 @@ impl<T: Copy + FromBytes> WriteChunk<'_, T> {
 
 /// Why [`Producer::push`] did not happen, with the value it did not take.
 ///
-/// Converts into the matching [`Error`] (so `?` works in functions returning
-/// `Result<_, Error>`).
+/// Converts into the matching [`RingError`] (so `?` works in functions returning
+/// `Result<_, RingError>`).
 ///
 /// # Examples
 ///
 /// ```
-/// use uring_queue::{Error, PushError, Ring};
+/// use uring_queue::{RingError, PushError, Ring};
 ///
 /// let mut ring = Ring::<Box<u32>, 1>::new();
 /// let (mut tx, _rx) = ring.split();
 /// tx.push(Box::new(1)).unwrap();
 /// let e = tx.push(Box::new(2)).unwrap_err();
 /// assert!(matches!(e, PushError::Full(_)));
-/// assert_eq!(Error::from(e), Error::Full);
+/// assert_eq!(RingError::from(e), RingError::Full);
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum PushError<T> {
-    /// No free slot: the consumer has not caught up (see [`Error::Full`]).
+    /// No free slot: the consumer has not caught up (see [`RingError::Full`]).
     Full(T),
     /// The consumer's index broke the ring's invariants (see
-    /// [`Error::Corrupted`]).
+    /// [`RingError::Corrupted`]).
     Corrupted(T),
 }
 
@@ -766,18 +766,18 @@ impl<T> PushError<T> {
     /// # Examples
     ///
     /// ```
-    /// use uring_queue::{Error, PushError};
-    /// assert_eq!(PushError::Corrupted(1u8).error(), Error::Corrupted);
+    /// use uring_queue::{RingError, PushError};
+    /// assert_eq!(PushError::Corrupted(1u8).error(), RingError::Corrupted);
     /// ```
-    pub fn error(&self) -> Error {
+    pub fn error(&self) -> RingError {
         match self {
-            Self::Full(_) => Error::Full,
-            Self::Corrupted(_) => Error::Corrupted,
+            Self::Full(_) => RingError::Full,
+            Self::Corrupted(_) => RingError::Corrupted,
         }
     }
 }
 
-impl<T> From<PushError<T>> for Error {
+impl<T> From<PushError<T>> for RingError {
     fn from(e: PushError<T>) -> Self {
         e.error()
     }

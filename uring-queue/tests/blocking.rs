@@ -4,7 +4,7 @@
 //! half is gone and nothing more can happen.
 
 use std::thread;
-use uring_queue::{Error, HeapRing, PushError, Ring};
+use uring_queue::{HeapRing, PushError, Ring, RingError};
 
 const N: u64 = if cfg!(miri) { 200 } else { 100_000 };
 
@@ -98,7 +98,7 @@ fn a_producer_that_fills_the_ring_after_its_consumer_left_stops() {
     consumer.join().unwrap();
     // The ring filled up behind the departed consumer: the value comes back.
     assert!(next >= 10);
-    assert_eq!(back.error(), Error::Full);
+    assert_eq!(back.error(), RingError::Full);
     assert_eq!(back.into_inner(), next);
 }
 
@@ -111,5 +111,5 @@ fn pop_blocking_drains_what_a_departed_producer_left() {
     for v in 1..=3 {
         assert_eq!(rx.pop_blocking(), Ok(v));
     }
-    assert_eq!(rx.pop_blocking(), Err(Error::Empty));
+    assert_eq!(rx.pop_blocking(), Err(RingError::Empty));
 }

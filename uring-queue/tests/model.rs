@@ -6,7 +6,7 @@ extern crate alloc;
 
 use alloc::collections::VecDeque;
 use uring_queue::{
-    Consumer, Error, FrameConsumer, FrameProducer, HeapRing, Producer, PushError, Region, Ring,
+    Consumer, FrameConsumer, FrameProducer, HeapRing, Producer, PushError, Region, Ring, RingError,
     SharedRing,
 };
 
@@ -88,11 +88,11 @@ fn check(ops: &[Op], tx: &mut Producer<'_, u16>, rx: &mut Consumer<'_, u16>) {
                         model.push_back(seed.wrapping_add(k as u16));
                     }
                 }
-                Err(Error::TooLarge { max }) => assert!(*n > CAP && max == CAP),
+                Err(RingError::TooLarge { max }) => assert!(*n > CAP && max == CAP),
                 Err(e) => {
                     assert_eq!(
                         e,
-                        Error::Insufficient {
+                        RingError::Insufficient {
                             available: CAP - model.len()
                         }
                     );
@@ -108,10 +108,10 @@ fn check(ops: &[Op], tx: &mut Producer<'_, u16>, rx: &mut Consumer<'_, u16>) {
                     chunk.commit(*commit);
                     model.drain(..(*commit).min(*n));
                 }
-                Err(Error::TooLarge { max }) => assert!(*n > CAP && max == CAP),
+                Err(RingError::TooLarge { max }) => assert!(*n > CAP && max == CAP),
                 Err(e) => assert_eq!(
                     e,
-                    Error::Insufficient {
+                    RingError::Insufficient {
                         available: model.len()
                     }
                 ),
@@ -162,15 +162,15 @@ proptest! {
             let msg: Vec<u8> = (0..len).map(|k| (seq * 31 + k) as u8).collect();
             match tx.send(&msg) {
                 Ok(()) => model.push_back(msg),
-                Err(Error::TooLarge { max }) => prop_assert!(len > max),
-                Err(Error::Full) => prop_assert!(!model.is_empty()),
+                Err(RingError::TooLarge { max }) => prop_assert!(len > max),
+                Err(RingError::Full) => prop_assert!(!model.is_empty()),
                 Err(e) => prop_assert!(false, "unexpected {:?}", e),
             }
             if recv {
                 match rx.recv() {
                     Ok(frame) => prop_assert_eq!(&*frame, &model.pop_front().unwrap()[..]),
                     Err(e) => {
-                        prop_assert_eq!(e, Error::Empty);
+                        prop_assert_eq!(e, RingError::Empty);
                         prop_assert!(model.is_empty());
                     }
                 }
@@ -179,7 +179,7 @@ proptest! {
         while let Some(want) = model.pop_front() {
             prop_assert_eq!(&*rx.recv().unwrap(), &want[..]);
         }
-        prop_assert_eq!(rx.recv().unwrap_err(), Error::Empty);
+        prop_assert_eq!(rx.recv().unwrap_err(), RingError::Empty);
     }
 }
 
@@ -277,11 +277,11 @@ fn check_deferred<const K: usize>(
                     head += n;
                     published = head;
                 }
-                Err(Error::TooLarge { max }) => assert!(*n > CAP && max == CAP),
+                Err(RingError::TooLarge { max }) => assert!(*n > CAP && max == CAP),
                 Err(e) => {
                     assert_eq!(
                         e,
-                        Error::Insufficient {
+                        RingError::Insufficient {
                             available: model.len()
                         }
                     );

@@ -8,7 +8,7 @@ use alloc::rc::Rc;
 use alloc::sync::Arc;
 use core::cell::RefCell;
 use core::sync::atomic::{AtomicUsize, Ordering};
-use uring_queue::{Error, HeapRing, PushError, Ring};
+use uring_queue::{HeapRing, PushError, Ring, RingError};
 
 /// Records its id in a shared log when dropped.
 #[derive(Debug)]
@@ -48,7 +48,7 @@ fn inline_ring_drops_what_is_left_once() {
             }
             // A full ring hands the value back instead of dropping it.
             let back = tx.push(tracked(&log, 99)).unwrap_err();
-            assert_eq!(back.error(), Error::Full);
+            assert_eq!(back.error(), RingError::Full);
             assert_eq!(back.into_inner().id, 99);
             assert_eq!(*log.borrow(), [99]);
             let first = rx.pop().unwrap();
@@ -181,7 +181,7 @@ fn boxes_strings_and_vecs_cross_threads() {
                 assert_eq!(c.0, vec![next as u8; next % 7]);
                 next += 1;
             }
-            Err(Error::Empty) => std::thread::yield_now(),
+            Err(RingError::Empty) => std::thread::yield_now(),
             Err(e) => panic!("{e}"),
         }
     }

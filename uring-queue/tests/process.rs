@@ -9,7 +9,7 @@ use core::time::Duration;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::process::{Command, Stdio};
 use std::time::Instant;
-use uring_queue::{Error, FrameConsumer, FrameProducer, RegionError, SharedMemory, SharedRing};
+use uring_queue::{FrameConsumer, FrameProducer, RegionError, RingError, SharedMemory, SharedRing};
 
 const RECORDS: u64 = 1_000_000;
 const PEER_FD: &str = "URING_QUEUE_TEST_PEER_FD";
@@ -63,7 +63,7 @@ fn two_processes_exchange_a_million_records() {
                     grant.commit();
                     break;
                 }
-                Err(e) => assert_eq!(e, Error::Full),
+                Err(e) => assert_eq!(e, RingError::Full),
             }
             spins += 1;
             if spins % 65_536 == 0 {
@@ -87,7 +87,7 @@ fn two_processes_exchange_a_million_records() {
         match rx.pop() {
             Ok(v) => tally.push(v),
             Err(e) => {
-                assert_eq!(e, Error::Empty);
+                assert_eq!(e, RingError::Empty);
                 assert!(Instant::now() < deadline, "no tally from the peer");
                 std::thread::sleep(Duration::from_millis(1));
             }
@@ -125,8 +125,8 @@ fn peer(fd: i32) {
                 sum = sum.wrapping_add(next);
                 next += 1;
             }
-            Err(Error::Empty) if abandoned => break,
-            Err(Error::Empty) => std::thread::yield_now(),
+            Err(RingError::Empty) if abandoned => break,
+            Err(RingError::Empty) => std::thread::yield_now(),
             Err(e) => panic!("record {next}: {e}"),
         }
     }

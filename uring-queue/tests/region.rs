@@ -4,8 +4,8 @@
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicU32, Ordering};
 use uring_queue::{
-    CapacityError, Error, FrameConsumer, FrameProducer, MAX_CAPACITY, PushError, RecordHeader,
-    Region, RegionError, SharedRing,
+    CapacityError, FrameConsumer, FrameProducer, MAX_CAPACITY, PushError, RecordHeader, Region,
+    RegionError, RingError, SharedRing,
 };
 
 /// Memory for tests: 8-byte aligned, zeroed, reached only through `ptr`.
@@ -234,18 +234,18 @@ fn a_tail_beyond_capacity_is_corruption_and_stays_latched() {
     let mut rx = SharedRing::<u32>::init(mem.view(), 16)
         .unwrap()
         .into_consumer();
-    assert_eq!(rx.pop(), Err(Error::Empty));
+    assert_eq!(rx.pop(), Err(RingError::Empty));
     mem.poke(TAIL, 17);
     assert_eq!(rx.len(), 0);
-    assert_eq!(rx.pop(), Err(Error::Corrupted));
+    assert_eq!(rx.pop(), Err(RingError::Corrupted));
     assert!(rx.is_corrupted());
     // Repairing the index does not clear the latch.
     mem.poke(TAIL, 1);
-    assert_eq!(rx.pop(), Err(Error::Corrupted));
-    assert_eq!(rx.pop_slice(&mut [0; 4]), Err(Error::Corrupted));
-    assert_eq!(rx.read_chunk(0).unwrap_err(), Error::Corrupted);
-    assert_eq!(rx.read_chunk(17).unwrap_err(), Error::Corrupted);
-    assert_eq!(rx.peek().unwrap_err(), Error::Corrupted);
+    assert_eq!(rx.pop(), Err(RingError::Corrupted));
+    assert_eq!(rx.pop_slice(&mut [0; 4]), Err(RingError::Corrupted));
+    assert_eq!(rx.read_chunk(0).unwrap_err(), RingError::Corrupted);
+    assert_eq!(rx.read_chunk(17).unwrap_err(), RingError::Corrupted);
+    assert_eq!(rx.peek().unwrap_err(), RingError::Corrupted);
     assert_eq!(rx.len(), 0);
 }
 
@@ -262,7 +262,7 @@ fn a_tail_moving_backwards_is_corruption() {
     mem.poke(TAIL, 2);
     // Cached items still drain; the next refresh sees the regression.
     assert_eq!(rx.pop_slice(&mut [0; 3]), Ok(3));
-    assert_eq!(rx.pop(), Err(Error::Corrupted));
+    assert_eq!(rx.pop(), Err(RingError::Corrupted));
 }
 
 #[test]
@@ -279,10 +279,10 @@ fn a_head_outside_its_window_is_corruption_for_the_producer() {
     assert_eq!(tx.push(5), Err(PushError::Corrupted(5)));
     mem.poke(HEAD, 4);
     assert_eq!(tx.push(5), Err(PushError::Corrupted(5)));
-    assert_eq!(tx.push_slice(&[]), Err(Error::Corrupted));
-    assert_eq!(tx.write_chunk(1).unwrap_err(), Error::Corrupted);
+    assert_eq!(tx.push_slice(&[]), Err(RingError::Corrupted));
+    assert_eq!(tx.write_chunk(1).unwrap_err(), RingError::Corrupted);
     // Even a request that could never fit reports the latch first.
-    assert_eq!(tx.write_chunk(5).unwrap_err(), Error::Corrupted);
+    assert_eq!(tx.write_chunk(5).unwrap_err(), RingError::Corrupted);
     assert!(tx.is_full());
 }
 
@@ -292,12 +292,12 @@ fn indices_corrupted_between_attach_and_split_are_caught_on_first_use() {
     let ring = SharedRing::<u32>::init(mem.view(), 16).unwrap();
     mem.poke(TAIL, 100);
     let (mut tx, mut rx) = ring.split();
-    assert_eq!(rx.pop(), Err(Error::Corrupted));
+    assert_eq!(rx.pop(), Err(RingError::Corrupted));
     // The producer starts from the last consistent state (empty) and keeps
     // its tail privately, so the garbage does not reach it.
     assert_eq!(tx.push(1), Ok(()));
     assert!(!tx.is_corrupted());
-    assert_eq!(rx.pop(), Err(Error::Corrupted));
+    assert_eq!(rx.pop(), Err(RingError::Corrupted));
 }
 
 #[test]
@@ -313,9 +313,9 @@ fn frames_in_a_region_reject_hostile_headers() {
     tx.send(b"ok").unwrap();
     // A length that runs past what was published.
     mem.poke(DATA + 3 * 8, 64);
-    assert_eq!(rx.recv().unwrap_err(), Error::Corrupted);
+    assert_eq!(rx.recv().unwrap_err(), RingError::Corrupted);
     assert!(rx.is_corrupted());
-    assert_eq!(rx.recv().unwrap_err(), Error::Corrupted);
+    assert_eq!(rx.recv().unwrap_err(), RingError::Corrupted);
 }
 
 #[test]
@@ -333,7 +333,11 @@ fn frames_reject_unknown_kinds_and_misplaced_padding() {
         tx.send(b"x").unwrap();
         mem.poke(DATA, len);
         mem.poke(DATA + 4, kind);
-        assert_eq!(rx.recv().unwrap_err(), Error::Corrupted, "{len} {kind:#x}");
+        assert_eq!(
+            rx.recv().unwrap_err(),
+            RingError::Corrupted,
+            "{len} {kind:#x}"
+        );
     }
 }
 
@@ -361,7 +365,7 @@ fn attach_refuses_a_garbage_release_interval() {
     mem.poke(RELEASE_EVERY, 0);
     assert_eq!(ring.release_every(), 16);
     let mut rx = ring.into_deferred_consumer::<16>().unwrap();
-    assert_eq!(rx.pop(), Err(Error::Empty));
+    assert_eq!(rx.pop(), Err(RingError::Empty));
 }
 
 #[test]

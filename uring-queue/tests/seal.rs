@@ -20,7 +20,7 @@ use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Child, Command, Stdio};
 use std::time::Instant;
-use uring_queue::{Error, OpenError, SharedMemory, SharedRing};
+use uring_queue::{OpenError, RingError, SharedMemory, SharedRing};
 
 const PEER_FD: &str = "URING_QUEUE_TEST_SEAL_FD";
 const SIZE: usize = 8192;
@@ -53,7 +53,7 @@ fn pop_from(rx: &mut uring_queue::Consumer<'_, u64>, child: &mut Child) -> u64 {
     loop {
         match rx.pop() {
             Ok(v) => return v,
-            Err(e) => assert_eq!(e, Error::Empty),
+            Err(e) => assert_eq!(e, RingError::Empty),
         }
         if let Some(status) = child.try_wait().unwrap() {
             // It may have pushed its last value just before exiting.
@@ -122,7 +122,7 @@ fn a_peer_cannot_shrink_the_file_under_us() {
     let mut sum = 0u64;
     for seq in 0..ROUNDS {
         while let Err(e) = tx.push(seq) {
-            assert_eq!(e.error(), Error::Full);
+            assert_eq!(e.error(), RingError::Full);
             if let Some(status) = child.try_wait().unwrap() {
                 panic!("peer exited early: {status}");
             }
@@ -166,8 +166,8 @@ fn shrinking_peer(fd: OwnedFd) {
                 sum += v;
                 next += 1;
             }
-            Err(Error::Empty) if abandoned => break,
-            Err(Error::Empty) => std::thread::yield_now(),
+            Err(RingError::Empty) if abandoned => break,
+            Err(RingError::Empty) => std::thread::yield_now(),
             Err(e) => panic!("after {next} values: {e}"),
         }
     }

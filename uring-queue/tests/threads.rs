@@ -2,7 +2,7 @@
 //! API and storage; abandonment is seen after the last element.
 
 use std::thread;
-use uring_queue::{Error, FrameConsumer, FrameProducer, HeapRing, Region, Ring, SharedRing};
+use uring_queue::{FrameConsumer, FrameProducer, HeapRing, Region, Ring, RingError, SharedRing};
 
 const N: u64 = if cfg!(miri) { 300 } else { 200_000 };
 
@@ -34,12 +34,12 @@ fn elementwise_in_order_through_a_small_inline_ring() {
                     next += 1;
                 }
                 Err(e) => {
-                    assert_eq!(e, Error::Empty);
+                    assert_eq!(e, RingError::Empty);
                     spin();
                 }
             }
         }
-        assert_eq!(rx.pop(), Err(Error::Empty));
+        assert_eq!(rx.pop(), Err(RingError::Empty));
     });
 }
 
@@ -88,7 +88,7 @@ fn batches_and_chunks_in_order_through_a_heap_ring() {
     }
     producer.join().unwrap();
     assert!(rx.is_abandoned());
-    assert_eq!(rx.pop(), Err(Error::Empty));
+    assert_eq!(rx.pop(), Err(RingError::Empty));
 }
 
 #[test]
@@ -137,7 +137,7 @@ fn frames_cross_threads_intact_through_wraps() {
                             break;
                         }
                         Err(e) => {
-                            assert_eq!(e, Error::Full);
+                            assert_eq!(e, RingError::Full);
                             spin();
                         }
                     }
@@ -156,7 +156,7 @@ fn frames_cross_threads_intact_through_wraps() {
                     seq += 1;
                 }
                 Err(e) => {
-                    assert_eq!(e, Error::Empty);
+                    assert_eq!(e, RingError::Empty);
                     spin();
                 }
             }
@@ -195,7 +195,7 @@ fn a_deferred_consumer_in_order_with_pops_and_batches() {
                 spin();
             }
         }
-        assert_eq!(rx.pop(), Err(Error::Empty));
+        assert_eq!(rx.pop(), Err(RingError::Empty));
         // Finding it empty published everything.
         assert_eq!(rx.pending(), 0);
     });

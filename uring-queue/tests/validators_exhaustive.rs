@@ -301,7 +301,7 @@ fn attach_index_check_over_boundary_classes() {
                     for _ in 0..ready {
                         assert!(rx.pop().is_ok());
                     }
-                    assert_eq!(rx.pop(), Err(uring_queue::Error::Empty));
+                    assert_eq!(rx.pop(), Err(uring_queue::RingError::Empty));
                 }
                 Err(e) => assert!(
                     ready > 8 && e == RegionError::Corrupted,
@@ -328,9 +328,13 @@ fn consumer_refresh_over_boundary_classes() {
             poke(b, TAIL, start.wrapping_add(d));
             let found = rx.pop();
             match d {
-                0 => assert_eq!(found, Err(uring_queue::Error::Empty)),
+                0 => assert_eq!(found, Err(uring_queue::RingError::Empty)),
                 1..=8 => assert!(found.is_ok(), "{start} + {d}"),
-                _ => assert_eq!(found, Err(uring_queue::Error::Corrupted), "{start} + {d}"),
+                _ => assert_eq!(
+                    found,
+                    Err(uring_queue::RingError::Corrupted),
+                    "{start} + {d}"
+                ),
             }
         }
     }
@@ -360,9 +364,9 @@ fn producer_refresh_over_boundary_classes() {
                     // Not full yet: no refresh; or a valid head that frees a slot.
                     Ok(())
                 } else if d == 0 {
-                    Err(uring_queue::Error::Full)
+                    Err(uring_queue::RingError::Full)
                 } else {
-                    Err(uring_queue::Error::Corrupted)
+                    Err(uring_queue::RingError::Corrupted)
                 };
                 assert_eq!(found, expected, "{start}: pushed {pushed}, head + {d}");
             }

@@ -194,7 +194,7 @@ pub enum StreamError {
         at: u32,
     },
     /// The inbound ring's indices broke (a hostile or corrupted peer).
-    Ring(uring_queue::Error),
+    Ring(uring_queue::RingError),
 }
 
 impl core::fmt::Display for StreamError {
@@ -225,7 +225,7 @@ pub fn stream(
         match rx.pop() {
             Ok(v) if v == stream_value(received, !up) => received += 1,
             Ok(_) => return Err(StreamError::WrongValue { at: received }),
-            Err(uring_queue::Error::Empty) => {}
+            Err(uring_queue::RingError::Empty) => {}
             Err(e) => return Err(StreamError::Ring(e)),
         }
     }

@@ -12,10 +12,11 @@
 //! (the closure API `with` / `with_mut` in every build), `hint::spin_loop`,
 //! [`thread`] and [`model`].
 //!
-//! Not part of the crate's API: [`model`], [`thread`] and the test
-//! primitives in [`sync`] are public (and hidden from the docs) only so that
-//! the crate's own loom tests in `tests/` run the same way with and without
-//! loom.
+//! Not part of the crate's API. The loom models live beside the code they
+//! check (`src/tests/loom.rs`, `src/uring/tests/loom.rs`,
+//! `src/uring/reactor_waiter/loom.rs`, `src/uring/eventfd/loom.rs`), as
+//! test modules of the crate; [`model`], [`thread::spawn`] and the test
+//! primitives in [`sync`] exist for them, in test builds only.
 
 // A target without compare-and-swap (thumbv6m, riscv32imc) has no `swap` or
 // `fetch_or` in `core`: say which feature brings them rather than leave the
@@ -32,7 +33,7 @@ compile_error!(
 );
 
 pub(crate) mod cell;
-pub mod sync;
+pub(crate) mod sync;
 
 /// Busy-wait hints.
 pub(crate) mod hint {
@@ -47,32 +48,40 @@ pub(crate) mod hint {
 }
 
 /// Threads: loom's under `cfg(loom)`, else `std`'s (feature `std`).
-pub mod thread {
+pub(crate) mod thread {
     #[cfg(loom)]
-    pub use loom::thread::{JoinHandle, spawn, yield_now};
+    pub(crate) use loom::thread::yield_now;
+
+    /// The models' threads.
+    #[cfg(all(test, loom))]
+    pub(crate) use loom::thread::spawn;
 
     #[cfg(all(not(loom), feature = "std"))]
-    pub use std::thread::{JoinHandle, spawn, yield_now};
+    pub(crate) use std::thread::yield_now;
+
+    /// The models' threads.
+    #[cfg(all(test, not(loom), not(miri), feature = "std"))]
+    pub(crate) use std::thread::spawn;
 
     /// Gives the CPU to another thread. Without `std` there is no scheduler
     /// to give it to: one spin-loop hint.
     #[cfg(all(not(loom), not(feature = "std")))]
     #[inline]
-    pub fn yield_now() {
+    pub(crate) fn yield_now() {
         core::hint::spin_loop();
     }
 }
 
 /// Runs a model: under loom, `f` in every interleaving loom explores;
 /// otherwise `f` once, on this thread.
-#[cfg(loom)]
-pub use loom::model;
+#[cfg(all(test, loom))]
+pub(crate) use loom::model;
 
 /// Runs a model: under loom, `f` in every interleaving loom explores;
 /// otherwise (this build) `f` once, on this thread. The bounds are loom's,
 /// so a model that builds one way builds the other.
-#[cfg(not(loom))]
-pub fn model<F>(f: F)
+#[cfg(all(test, not(loom), not(miri), feature = "std"))]
+pub(crate) fn model<F>(f: F)
 where
     F: Fn() + Sync + Send + 'static,
 {

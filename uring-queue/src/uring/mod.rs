@@ -80,14 +80,24 @@ mod park;
 mod payload;
 #[cfg(all(feature = "std", target_os = "linux", not(loom)))]
 mod reactor;
-// Modelled by loom, which the tokio client it serves does not build under.
-#[cfg(any(loom, feature = "tokio"))]
+// The tokio client's; under loom (which the tokio client does not build
+// under) its models'.
+#[cfg(any(
+    all(test, loom),
+    all(feature = "tokio", target_os = "linux", not(loom))
+))]
 mod reactor_waiter;
 mod request;
 mod server;
 #[cfg(all(feature = "std", target_os = "linux", not(loom)))]
 pub mod service;
 mod table;
+// Loom models of the request/response layer (wake flags, credits, a shared
+// client); once on real threads without loom. Not under Miri.
+#[cfg(all(test, feature = "std", not(miri)))]
+mod tests {
+    mod loom;
+}
 #[cfg(all(feature = "tokio", target_os = "linux", not(loom)))]
 pub mod tokio;
 mod wake;
@@ -107,9 +117,6 @@ pub use layout::{Config, URING_MAGIC, URING_VERSION};
 pub use link::Link;
 pub use options::Options;
 pub use payload::{BLOCK_ALIGN, Block};
-#[cfg(any(loom, feature = "tokio"))]
-#[doc(hidden)]
-pub use reactor_waiter::{Leave, ReactorWaiter};
 pub use request::{Reply, Request, Ticket};
 pub use server::{Incoming, Server};
 pub use wake::{Notifier, Spin, WakeFlag};

@@ -10,7 +10,7 @@
 //! it leaves (finished or dropped) it finds out, under the same lock,
 //! whether it still is the registered call, and if so it owes the others a
 //! hand-off: one of them is woken, to poll the reactor for itself. Checked
-//! by `tests/loom_reactor.rs`.
+//! by the loom models in `reactor_waiter/loom.rs`.
 //!
 //! Were the poll and the registration two steps, two calls going pending at
 //! once on two threads could poll in one order and register in the other:
@@ -24,30 +24,9 @@ use core::num::NonZeroUsize;
 use core::task::Poll;
 
 /// The id of the waiting call the reactor wakes, and the source of call
-/// ids.
-///
-/// Not part of the crate's API: public (and hidden from the docs) only so
-/// that the crate's loom models in `tests/` can drive it.
-///
-/// # Examples
-///
-/// ```
-/// use core::task::Poll;
-/// use uring_queue::uring::{Leave, ReactorWaiter};
-///
-/// let waiter = ReactorWaiter::new();
-/// let (a, b) = (waiter.take_id(), waiter.take_id());
-/// // Each polls the reactor (here: nothing ready) and registers.
-/// assert_eq!(waiter.pend(a, || Poll::<()>::Pending), Poll::Pending);
-/// assert_eq!(waiter.pend(b, || Poll::<()>::Pending), Poll::Pending);
-/// // `a` is no longer the one the reactor wakes: it leaves quietly.
-/// assert_eq!(waiter.leave(a), Leave::Quietly);
-/// assert_eq!(waiter.registered(), Some(b));
-/// // `b` is: its leave hands the role on.
-/// assert_eq!(waiter.leave(b), Leave::HandOff);
-/// assert_eq!(waiter.registered(), None);
-/// ```
-pub struct ReactorWaiter {
+/// ids. Crate-internal: the tokio client's, and its loom models'
+/// (`reactor_waiter/loom.rs`).
+pub(crate) struct ReactorWaiter {
     /// The registered call's id; 0 for none. Held while a call polls the
     /// reactor, so that the poll and the registration are one step.
     registered: SpinLock<usize>,
@@ -68,7 +47,7 @@ impl core::fmt::Debug for ReactorWaiter {
 /// What a leaving call owes the calls that still wait.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[must_use]
-pub enum Leave {
+pub(crate) enum Leave {
     /// It was the call the reactor wakes: wake another waiting call, which
     /// registers itself when it goes pending again.
     HandOff,
@@ -84,15 +63,7 @@ impl Default for ReactorWaiter {
 
 impl ReactorWaiter {
     /// No call registered, ids from 1.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let waiter = uring_queue::uring::ReactorWaiter::new();
-    /// assert_eq!(waiter.registered(), None);
-    /// assert_eq!(waiter.take_id().get(), 1);
-    /// ```
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             registered: SpinLock::new(0),
             next_id: AtomicUsize::new(1),
@@ -101,15 +72,8 @@ impl ReactorWaiter {
 
     /// A fresh id for a call: never 0, and not handed out again until the
     /// counter wraps.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let waiter = uring_queue::uring::ReactorWaiter::new();
-    /// assert_ne!(waiter.take_id(), waiter.take_id());
-    /// ```
     #[inline]
-    pub fn take_id(&self) -> NonZeroUsize {
+    pub(crate) fn take_id(&self) -> NonZeroUsize {
         loop {
             let id = self.next_id.fetch_add(1, Ordering::Relaxed);
             if let Some(id) = NonZeroUsize::new(id) {
@@ -123,21 +87,8 @@ impl ReactorWaiter {
     /// pending, registers as the call the reactor wakes: both under the
     /// registration's lock, so no other call polls or registers between
     /// them.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use core::task::Poll;
-    /// let waiter = uring_queue::uring::ReactorWaiter::new();
-    /// let id = waiter.take_id();
-    /// // Ready: nothing to wait for, nothing registered.
-    /// assert_eq!(waiter.pend(id, || Poll::Ready(7)), Poll::Ready(7));
-    /// assert_eq!(waiter.registered(), None);
-    /// assert_eq!(waiter.pend(id, || Poll::<u8>::Pending), Poll::Pending);
-    /// assert_eq!(waiter.registered(), Some(id));
-    /// ```
     #[inline]
-    pub fn pend<T>(&self, id: NonZeroUsize, poll: impl FnOnce() -> Poll<T>) -> Poll<T> {
+    pub(crate) fn pend<T>(&self, id: NonZeroUsize, poll: impl FnOnce() -> Poll<T>) -> Poll<T> {
         let mut registered = self.registered.lock();
         let polled = poll();
         if polled.is_pending() {
@@ -149,22 +100,8 @@ impl ReactorWaiter {
     /// Call `id` leaves (finished or dropped): clears the registration if
     /// it is still `id`'s, never another call's, and says whether a
     /// hand-off is owed.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use core::task::Poll;
-    /// use uring_queue::uring::{Leave, ReactorWaiter};
-    ///
-    /// let waiter = ReactorWaiter::new();
-    /// let id = waiter.take_id();
-    /// // Finished before it ever went pending.
-    /// assert_eq!(waiter.leave(id), Leave::Quietly);
-    /// let _ = waiter.pend(id, || Poll::<()>::Pending);
-    /// assert_eq!(waiter.leave(id), Leave::HandOff);
-    /// ```
     #[inline]
-    pub fn leave(&self, id: NonZeroUsize) -> Leave {
+    pub(crate) fn leave(&self, id: NonZeroUsize) -> Leave {
         let mut registered = self.registered.lock();
         if *registered == id.get() {
             *registered = 0;
@@ -174,20 +111,63 @@ impl ReactorWaiter {
         }
     }
 
-    /// The registered call, if any.
-    ///
-    /// # Examples
-    ///
-    /// See [`ReactorWaiter`].
-    #[inline]
-    pub fn registered(&self) -> Option<NonZeroUsize> {
+    /// The registered call, if any: what the tests and models check.
+    #[cfg(test)]
+    pub(crate) fn registered(&self) -> Option<NonZeroUsize> {
         NonZeroUsize::new(*self.registered.lock())
     }
 }
 
-#[cfg(test)]
+// Loom models; once on real threads without loom. Not under Miri.
+#[cfg(all(test, feature = "std", not(miri)))]
+mod loom;
+
+// Plain unit tests: loom's atomics work only inside a model.
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_new_waiter_has_none_registered_and_ids_from_one() {
+        let waiter = ReactorWaiter::new();
+        assert_eq!(waiter.registered(), None);
+        assert_eq!(waiter.take_id().get(), 1);
+        assert_ne!(waiter.take_id(), waiter.take_id());
+    }
+
+    #[test]
+    fn a_ready_poll_registers_nothing_a_pending_one_registers() {
+        let waiter = ReactorWaiter::new();
+        let id = waiter.take_id();
+        assert_eq!(waiter.pend(id, || Poll::Ready(7)), Poll::Ready(7));
+        assert_eq!(waiter.registered(), None);
+        assert_eq!(waiter.pend(id, || Poll::<u8>::Pending), Poll::Pending);
+        assert_eq!(waiter.registered(), Some(id));
+    }
+
+    #[test]
+    fn a_call_that_never_went_pending_leaves_quietly() {
+        let waiter = ReactorWaiter::new();
+        let id = waiter.take_id();
+        assert_eq!(waiter.leave(id), Leave::Quietly);
+        pending(&waiter, id);
+        assert_eq!(waiter.leave(id), Leave::HandOff);
+    }
+
+    #[test]
+    fn the_last_call_to_pend_is_the_one_the_reactor_wakes() {
+        let waiter = ReactorWaiter::new();
+        let (a, b) = (waiter.take_id(), waiter.take_id());
+        // Each polls the reactor (here: nothing ready) and registers.
+        pending(&waiter, a);
+        pending(&waiter, b);
+        // `a` is no longer the one the reactor wakes: it leaves quietly.
+        assert_eq!(waiter.leave(a), Leave::Quietly);
+        assert_eq!(waiter.registered(), Some(b));
+        // `b` is: its leave hands the role on.
+        assert_eq!(waiter.leave(b), Leave::HandOff);
+        assert_eq!(waiter.registered(), None);
+    }
 
     /// Call `id` goes pending: the reactor had nothing for it.
     fn pending(waiter: &ReactorWaiter, id: NonZeroUsize) {

@@ -359,7 +359,7 @@ impl<'a, W: Notifier, const K: usize> Server<'a, W, K> {
         }
         let sqe = match self.sq.pop() {
             Ok(sqe) => sqe,
-            Err(crate::Error::Empty) => return Ok(None),
+            Err(crate::RingError::Empty) => return Ok(None),
             Err(_) => return Err(self.corrupt()),
         };
         let (Ok(payload), Ok(response)) = (

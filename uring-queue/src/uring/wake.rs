@@ -1,7 +1,7 @@
 //! Wake-ups without busy spinning: the per-side "needs wakeup" flag and
 //! the [`Notifier`] that parks and wakes.
 //!
-//! The handshake (checked by `tests/loom_uring.rs`):
+//! The handshake (checked by `uring/tests/loom.rs`):
 //!
 //! ```text
 //! waiter (inbound ring R, own flag F)      peer (pushes to R)

@@ -84,6 +84,7 @@ impl<'m, 'p> Client<'m, 'p> {
 impl Transport for Client<'_, '_> {
     fn exchange(&mut self, len: usize, count: usize, depth: usize) -> Result<Duration, IpcError> {
         let (client, patterns) = (&self.client, self.patterns);
+        let blocking = client.client();
         let depth = depth.clamp(1, SLOTS);
         let mut batch = Batch::with_capacity(depth);
         self.rt.block_on(async {
@@ -92,15 +93,15 @@ impl Transport for Client<'_, '_> {
             while left > 0 {
                 let k = left.min(depth);
                 if k == 1 {
-                    let reply = client.call(request(client, patterns, len)?).await;
-                    check(client, patterns, reply, len)?;
+                    let reply = client.call(request(blocking, patterns, len)?).await;
+                    check(blocking, patterns, reply, len)?;
                 } else {
                     for _ in 0..k {
-                        let call = client.call(request(client, patterns, len)?);
+                        let call = client.call(request(blocking, patterns, len)?);
                         batch.start(Box::pin(call)).await;
                     }
                     batch
-                        .finish(|reply| check(client, patterns, reply, len))
+                        .finish(|reply| check(blocking, patterns, reply, len))
                         .await?;
                 }
                 left -= k;
@@ -126,7 +127,7 @@ pub fn serve(fds: Vec<OwnedFd>) -> Result<(), IpcError> {
         let mut server = AsyncServer::new(server)?;
         loop {
             match server.recv().await {
-                Ok(incoming) => answer(&mut server, incoming, &patterns)?,
+                Ok(incoming) => answer(server.server_mut(), incoming, &patterns)?,
                 Err(uq::Error::PeerGone) => return Ok(()),
                 Err(e) => return Err(err(e)),
             }

@@ -5,7 +5,7 @@
 
 use core::sync::atomic::{AtomicU32, Ordering};
 use firmware::{IrqCell, Outcome, ensure, irq, singleton};
-use uring_queue::{Consumer, Error, Producer, Ring};
+use uring_queue::{Consumer, Producer, Ring, RingError};
 
 #[cfg_attr(target_arch = "arm", cortex_m_rt::entry)]
 #[cfg_attr(target_arch = "riscv32", riscv_rt::entry)]
@@ -55,7 +55,7 @@ fn ring_from_irq() -> Outcome {
     )?;
     drop(PRODUCER.take());
     ensure(rx.is_abandoned(), "the consumer sees the producer gone")?;
-    ensure(rx.pop() == Err(Error::Empty), "nothing is left")
+    ensure(rx.pop() == Err(RingError::Empty), "nothing is left")
 }
 
 /// Pops `VALUES` values, checking each is the next one; fails if the
@@ -79,7 +79,7 @@ fn drain(rx: &mut Consumer<'_, u32>) -> Outcome {
                 expected += 1;
                 runs_at_last_value = runs;
             }
-            Err(Error::Empty) => {
+            Err(RingError::Empty) => {
                 let idle_runs = runs.wrapping_sub(runs_at_last_value);
                 ensure(idle_runs < 3, "the producer in the handler keeps up")?;
             }

@@ -33,15 +33,15 @@ pub(crate) mod atomic {
 }
 
 #[cfg(all(loom, feature = "alloc"))]
-pub use loom::sync::Arc;
+pub(crate) use loom::sync::Arc;
 
 #[cfg(all(not(loom), feature = "alloc"))]
-pub use alloc::sync::Arc;
+pub(crate) use alloc::sync::Arc;
 
-/// For the crate's model tests: blocking primitives that loom checks.
-#[cfg(loom)]
-pub use loom::sync::{Condvar, Mutex};
+/// For the crate's models: blocking primitives that loom checks.
+#[cfg(all(test, loom))]
+pub(crate) use loom::sync::{Condvar, Mutex};
 
-/// For the crate's model tests: `std`'s blocking primitives.
-#[cfg(all(not(loom), feature = "std"))]
-pub use std::sync::{Condvar, Mutex};
+/// For the crate's models: `std`'s blocking primitives.
+#[cfg(all(test, not(loom), not(miri), feature = "std"))]
+pub(crate) use std::sync::{Condvar, Mutex};

@@ -204,7 +204,7 @@ impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
                     }
                     let cqe = match inner.cq.pop() {
                         Ok(cqe) => cqe,
-                        Err(crate::Error::Empty) => break (false, true),
+                        Err(crate::RingError::Empty) => break (false, true),
                         Err(_) => {
                             inner.corrupted = true;
                             continue;

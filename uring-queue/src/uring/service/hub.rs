@@ -3,7 +3,7 @@
 //! bounded batch of requests per client per round.
 
 use super::admission::Peer;
-use super::listener::{Failure, Service};
+use super::listener::{ACCEPT_RETRY, Failure, Service, is_exhaustion};
 use super::session::Session;
 use crate::uring::eventfd::drain;
 use crate::uring::{Error, Incoming, Options};
@@ -15,6 +15,7 @@ use rustix::event::epoll::{self, CreateFlags, Event, EventData, EventFlags};
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::io::Errno;
 use std::io;
+use std::time::Instant;
 
 /// The event data of the listening socket; client `i`'s socket is
 /// `1 + 2i`, its eventfd `2 + 2i`.
@@ -58,6 +59,12 @@ struct Entry {
 /// An idle client costs nothing per round: its wake flag stays armed, and
 /// it is looked at only when its eventfd fires.
 ///
+/// When the process runs out of descriptors (or memory) to accept with,
+/// the listening socket, which stays readable while clients wait, leaves
+/// the epoll set until a client is dropped or [`ACCEPT_RETRY`] has passed,
+/// so the hub sleeps rather than wake at once for nothing; the clients
+/// wait in the backlog meanwhile.
+///
 /// # Examples
 ///
 /// ```
@@ -90,6 +97,18 @@ pub struct Hub {
     epoll: OwnedFd,
     clients: Vec<Option<Entry>>,
     batch: usize,
+    /// Whether the listening socket is in the epoll set.
+    listening: Listening,
+}
+
+/// Whether the hub watches its listening socket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Listening {
+    /// In the epoll set.
+    Yes,
+    /// Out of it since accepting ran out of descriptors or memory: back in
+    /// at this time, or when a client is dropped.
+    PausedUntil(Instant),
 }
 
 impl core::fmt::Debug for Hub {
@@ -131,6 +150,7 @@ impl Hub {
             epoll,
             clients: Vec::new(),
             batch: 16,
+            listening: Listening::Yes,
         })
     }
 
@@ -159,18 +179,21 @@ impl Hub {
     ///
     /// Only the epoll set's or the listening socket's failures, and not
     /// when the process is out of descriptors or memory: then the clients
-    /// waiting stay in the backlog until some are freed (and the turns
-    /// come round at once meanwhile). A client's failure, its region's
-    /// included, refuses or drops that client.
+    /// waiting stay in the backlog, and the listening socket is not
+    /// watched, until a client is dropped or [`ACCEPT_RETRY`] has passed
+    /// (a turn may then end before `timeout` having done nothing). A
+    /// client's failure, its region's included, refuses or drops that
+    /// client.
     pub fn turn<F>(&mut self, timeout: Option<Duration>, handler: &mut F) -> io::Result<Turn>
     where
         F: FnMut(&Peer, &Incoming, &[u8], &mut [u8]) -> (i32, usize),
     {
         let mut turn = Turn::default();
+        self.resume_if_due()?;
         let timeout = if self.is_busy() {
             Some(Duration::ZERO)
         } else {
-            timeout
+            self.until_resume(timeout)
         };
         let accept = self.wait(timeout, &mut turn)?;
         for index in 0..self.clients.len() {
@@ -179,7 +202,61 @@ impl Hub {
         if accept {
             self.accept(&mut turn)?;
         }
+        if turn.dropped > 0 {
+            // Descriptors came back: accept again now.
+            self.resume()?;
+        }
         Ok(turn)
+    }
+
+    /// When the listening socket is due back in the epoll set, if it is
+    /// out of it.
+    pub(crate) fn resume_at(&self) -> Option<Instant> {
+        match self.listening {
+            Listening::Yes => None,
+            Listening::PausedUntil(at) => Some(at),
+        }
+    }
+
+    /// `timeout`, cut short to when the listening socket is due back.
+    fn until_resume(&self, timeout: Option<Duration>) -> Option<Duration> {
+        let Some(at) = self.resume_at() else {
+            return timeout;
+        };
+        let left = at.saturating_duration_since(Instant::now());
+        Some(timeout.map_or(left, |t| t.min(left)))
+    }
+
+    /// Takes the listening socket out of the epoll set until a client is
+    /// dropped or [`ACCEPT_RETRY`] has passed.
+    fn pause(&mut self) -> io::Result<()> {
+        if self.listening == Listening::Yes {
+            epoll::delete(&self.epoll, self.service.listener())?;
+        }
+        self.listening = Listening::PausedUntil(Instant::now() + ACCEPT_RETRY);
+        Ok(())
+    }
+
+    /// Puts the listening socket back in the epoll set if it was out.
+    fn resume(&mut self) -> io::Result<()> {
+        if self.listening != Listening::Yes {
+            epoll::add(
+                &self.epoll,
+                self.service.listener(),
+                EventData::new_u64(LISTENER),
+                EventFlags::IN,
+            )?;
+            self.listening = Listening::Yes;
+        }
+        Ok(())
+    }
+
+    /// [`resume`](Self::resume) once the pause is over.
+    fn resume_if_due(&mut self) -> io::Result<()> {
+        match self.resume_at() {
+            Some(at) if at <= Instant::now() => self.resume(),
+            _ => Ok(()),
+        }
     }
 
     /// Whether a client has requests left over from the last round.
@@ -282,8 +359,10 @@ impl Hub {
                 // told): the others are served all the same.
                 Err(Failure::Client(_)) => turn.refused += 1,
                 // Out of descriptors or memory: the clients wait in the
-                // backlog until some are freed.
-                Err(Failure::Listener(e)) if is_exhaustion(&e) => return Ok(()),
+                // backlog until some are freed. The listening socket stays
+                // readable meanwhile; watched, it would wake every wait at
+                // once, for nothing.
+                Err(Failure::Listener(e)) if is_exhaustion(&e) => return self.pause(),
                 Err(Failure::Listener(e)) => return Err(e),
             }
         }
@@ -334,14 +413,6 @@ impl Hub {
             turn.dropped += 1;
         }
     }
-}
-
-/// Whether `accept` failed for want of descriptors or memory, which
-/// clients leaving give back.
-fn is_exhaustion(e: &io::Error) -> bool {
-    [Errno::MFILE, Errno::NFILE, Errno::NOBUFS, Errno::NOMEM]
-        .iter()
-        .any(|errno| e.raw_os_error() == Some(errno.raw_os_error()))
 }
 
 /// Serves one request if one waits: `Ok(false)` when none does.

@@ -11,6 +11,7 @@ use super::session::Session;
 use crate::loom::sync::atomic::{AtomicUsize, Ordering};
 use crate::uring::Config;
 use alloc::sync::Arc;
+use core::time::Duration;
 use rustix::event::{PollFd, PollFlags, poll};
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::io::Errno;
@@ -211,6 +212,21 @@ impl Service {
     pub(crate) fn listener(&self) -> BorrowedFd<'_> {
         self.listener.as_fd()
     }
+}
+
+/// How long a server that ran out of descriptors (or memory) to accept
+/// with waits before it tries again, unless one of its own clients leaves
+/// first: [`Hub`](super::Hub) and
+/// [`AsyncService`](super::AsyncService) stop watching the listening
+/// socket, which stays readable while clients wait, for this long.
+pub const ACCEPT_RETRY: Duration = Duration::from_millis(100);
+
+/// Whether `accept` failed for want of descriptors or memory, which
+/// clients leaving (or the rest of the process) give back.
+pub(crate) fn is_exhaustion(e: &io::Error) -> bool {
+    [Errno::MFILE, Errno::NFILE, Errno::NOBUFS, Errno::NOMEM]
+        .iter()
+        .any(|errno| e.raw_os_error() == Some(errno.raw_os_error()))
 }
 
 /// Why [`Service::try_admit`] took no client.

@@ -44,7 +44,7 @@ pub use admission::{Admission, Peer, Refusal, Rule};
 pub use connection::{ClientConfig, Connection, connect};
 pub use error::{AcceptError, ConnectError};
 pub use hub::{Hub, Turn};
-pub use listener::{BindOptions, Service};
+pub use listener::{ACCEPT_RETRY, BindOptions, Service};
 pub use name::Name;
 pub use session::Session;
 #[cfg(feature = "tokio")]

@@ -2,12 +2,12 @@
 //! reactor routes, so that no thread of the caller's has to drive.
 
 use super::wakeup::{Wake, Wakeup, tick};
-use crate::uring::{Client, Error, EventFd, Leave, ReactorWaiter, Reply, Request};
+use crate::uring::reactor_waiter::{Leave, ReactorWaiter};
+use crate::uring::{Block, Client, Error, EventFd, Reply, Request};
 use ::tokio::time::{Sleep, sleep};
 use core::fmt;
 use core::future::poll_fn;
 use core::num::NonZeroUsize;
-use core::ops::Deref;
 use core::pin::{Pin, pin};
 use core::task::{Context, Poll};
 use std::io;
@@ -29,8 +29,11 @@ use std::io;
 /// [`AsyncConnection`](crate::uring::service::AsyncConnection)).
 ///
 /// The runtime needs its I/O and time drivers (`enable_all`). The
-/// [`Client`] underneath (through `Deref`) keeps its blocking calls and
-/// [`Client::call_async`] futures, for code that drives itself.
+/// payload blocks and the counters are methods of its own (as
+/// [`Client`]'s); the blocking [`Client`] underneath, with its blocking
+/// calls and [`Client::call_async`] futures for code that drives itself, is
+/// [`client`](Self::client), by name, so that a blocking wait on the
+/// runtime's thread is never picked by accident.
 ///
 /// # Examples
 ///
@@ -154,6 +157,96 @@ impl<'a, const N: usize, const K: usize> AsyncClient<'a, N, K> {
     pub async fn call(&self, request: Request) -> Result<Reply, Error> {
         self.driver.call(&self.client, request).await
     }
+
+    /// The blocking client underneath: [`Client::try_submit`],
+    /// [`Client::options`] and the rest. Its blocking waits
+    /// ([`Client::call`], [`Client::wait`]) block the runtime's thread;
+    /// [`call`](Self::call) is the one that waits on the reactor.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[cfg(not(miri))] {
+    /// # use uring_queue::uring::tokio::AsyncClient;
+    /// # use uring_queue::uring::{Config, EventFd, NotifierKind, Request, Uring};
+    /// # use uring_queue::AlignedBuf;
+    /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
+    /// # let config = Config::new(4, 4, 0).with_notifier(NotifierKind::EventFd);
+    /// # let (for_client, _) = EventFd::pair().unwrap();
+    /// # let client = Uring::init(mem.region(), config).unwrap().into_client::<4, _>(for_client);
+    /// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    /// rt.block_on(async {
+    ///     let client = AsyncClient::new(client).unwrap();
+    ///     client.client().try_submit(Request::new(1)).unwrap();
+    ///     assert_eq!(client.in_flight(), 1);
+    /// });
+    /// # }
+    /// ```
+    pub fn client(&self) -> &Client<'a, N, EventFd, K> {
+        &self.client
+    }
+
+    /// As [`Client::alloc`]: a block of the region's payload area.
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::alloc`].
+    pub fn alloc(&self, len: usize) -> Result<Block, Error> {
+        self.client.alloc(len)
+    }
+
+    /// As [`Client::free`].
+    pub fn free(&self, block: Block) {
+        self.client.free(block);
+    }
+
+    /// As [`Client::free_reply`]: frees both blocks of a reply.
+    pub fn free_reply(&self, reply: Reply) {
+        self.client.free_reply(reply);
+    }
+
+    /// As [`Client::bytes`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::bytes`].
+    pub fn bytes<'b>(&'b self, block: &'b Block) -> Result<&'b [u8], Error> {
+        self.client.bytes(block)
+    }
+
+    /// As [`Client::bytes_mut`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::bytes_mut`].
+    pub fn bytes_mut<'b>(&'b self, block: &'b mut Block) -> Result<&'b mut [u8], Error> {
+        self.client.bytes_mut(block)
+    }
+
+    /// As [`Client::response`]: the response bytes of a reply.
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::response`].
+    pub fn response<'b>(&'b self, reply: &'b Reply) -> Result<&'b [u8], Error> {
+        self.client.response(reply)
+    }
+
+    /// As [`Client::credits`]: requests that may be submitted now.
+    pub fn credits(&self) -> usize {
+        self.client.credits()
+    }
+
+    /// As [`Client::in_flight`]: requests submitted whose replies were not
+    /// taken yet.
+    pub fn in_flight(&self) -> usize {
+        self.client.in_flight()
+    }
+
+    /// As [`Client::blocks_in_use`]: payload blocks allocated and not freed.
+    pub fn blocks_in_use(&self) -> usize {
+        self.client.blocks_in_use()
+    }
 }
 
 impl CallDriver {
@@ -250,14 +343,6 @@ impl CallDriver {
             // A park timeout without news: judge the server.
             let _ = client.reactor_check(true);
         }
-    }
-}
-
-impl<'a, const N: usize, const K: usize> Deref for AsyncClient<'a, N, K> {
-    type Target = Client<'a, N, EventFd, K>;
-
-    fn deref(&self) -> &Self::Target {
-        &self.client
     }
 }
 

@@ -1,18 +1,18 @@
 //! The reactor-driven server: a task that awaits requests.
 
 use super::wakeup::{Wake, Wakeup, tick};
-use crate::uring::{Error, EventFd, Incoming, Server};
+use crate::uring::{Error, EventFd, Incoming, Rejected, Server};
 use ::tokio::time::{Sleep, sleep};
 use alloc::boxed::Box;
 use core::fmt;
 use core::future::poll_fn;
-use core::ops::{Deref, DerefMut};
 use core::pin::Pin;
 use core::task::{Context, Poll};
 use std::io;
 
 /// A [`Server`] that runs as a task: [`recv`](Self::recv)`.await`, then
-/// [`Server::complete`] (through `DerefMut`) as usual.
+/// [`complete`](Self::complete) (as [`Server::complete`]). The blocking
+/// [`Server`] underneath is [`server`](Self::server), by name.
 ///
 /// While no request waits, `recv` arms the server's "needs wakeup" flag and
 /// returns to the runtime, whose reactor wakes it when the client writes
@@ -156,6 +156,99 @@ impl<'a, const K: usize> AsyncServer<'a, K> {
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Result<Incoming, Error>> {
         self.driver.poll_recv(&mut self.server, cx)
     }
+
+    /// As [`Server::try_recv`]: the next request if one is waiting, without
+    /// waiting.
+    ///
+    /// # Errors
+    ///
+    /// As [`Server::try_recv`].
+    ///
+    /// # Examples
+    ///
+    /// See [`new`](Self::new).
+    pub fn try_recv(&mut self) -> Result<Option<Incoming>, Error> {
+        self.server.try_recv()
+    }
+
+    /// As [`Server::buffers`]: a request's body and response block.
+    ///
+    /// # Errors
+    ///
+    /// As [`Server::buffers`].
+    pub fn buffers(&mut self, incoming: &Incoming) -> Result<(&[u8], &mut [u8]), Error> {
+        self.server.buffers(incoming)
+    }
+
+    /// As [`Server::complete`]: posts the completion of `incoming`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Server::complete`].
+    ///
+    /// # Examples
+    ///
+    /// See [`AsyncClient`](super::AsyncClient).
+    pub fn complete(
+        &mut self,
+        incoming: Incoming,
+        result: i32,
+        response_len: usize,
+    ) -> Result<(), Rejected<Incoming>> {
+        self.server.complete(incoming, result, response_len)
+    }
+
+    /// The blocking server underneath, to read its state
+    /// ([`Server::options`], ...).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[cfg(not(miri))] {
+    /// # use uring_queue::uring::tokio::AsyncServer;
+    /// # use uring_queue::uring::{Config, EventFd, NotifierKind, Uring};
+    /// # use uring_queue::AlignedBuf;
+    /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
+    /// # let config = Config::new(4, 4, 0).with_notifier(NotifierKind::EventFd);
+    /// # let (_, for_server) = EventFd::pair().unwrap();
+    /// # let server = Uring::init(mem.region(), config).unwrap().into_server(for_server);
+    /// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    /// rt.block_on(async {
+    ///     let server = AsyncServer::new(server).unwrap();
+    ///     assert!(!server.server().options().park_timeout.is_zero());
+    /// });
+    /// # }
+    /// ```
+    pub fn server(&self) -> &Server<'a, EventFd, K> {
+        &self.server
+    }
+
+    /// The blocking server underneath, for code written against
+    /// [`Server`] (a handler shared with a blocking loop). Its blocking
+    /// [`Server::recv`] blocks the runtime's thread; [`recv`](Self::recv)
+    /// is the one that waits on the reactor.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[cfg(not(miri))] {
+    /// # use uring_queue::uring::tokio::AsyncServer;
+    /// # use uring_queue::uring::{Config, EventFd, NotifierKind, Uring};
+    /// # use uring_queue::AlignedBuf;
+    /// # let mut mem = AlignedBuf::zeroed(8192).unwrap();
+    /// # let config = Config::new(4, 4, 0).with_notifier(NotifierKind::EventFd);
+    /// # let (_, for_server) = EventFd::pair().unwrap();
+    /// # let server = Uring::init(mem.region(), config).unwrap().into_server(for_server);
+    /// let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    /// rt.block_on(async {
+    ///     let mut server = AsyncServer::new(server).unwrap();
+    ///     assert_eq!(server.server_mut().try_recv(), Ok(None));
+    /// });
+    /// # }
+    /// ```
+    pub fn server_mut(&mut self) -> &mut Server<'a, EventFd, K> {
+        &mut self.server
+    }
 }
 
 impl RecvDriver {
@@ -235,19 +328,5 @@ impl RecvDriver {
             // A park timeout without news: judge the client.
             let _ = server.reactor_check(true);
         }
-    }
-}
-
-impl<'a, const K: usize> Deref for AsyncServer<'a, K> {
-    type Target = Server<'a, EventFd, K>;
-
-    fn deref(&self) -> &Self::Target {
-        &self.server
-    }
-}
-
-impl<const K: usize> DerefMut for AsyncServer<'_, K> {
-    fn deref_mut(&mut self) -> &mut Self::Target {
-        &mut self.server
     }
 }

@@ -5,6 +5,7 @@ use crate::uring::Incoming;
 use crate::uring::service::{BindOptions, Hub, Name, Peer, Service, Turn};
 use crate::uring::tokio::register;
 use ::tokio::io::unix::AsyncFd;
+use ::tokio::time::timeout_at;
 use core::time::Duration;
 use rustix::fd::OwnedFd;
 use std::io;
@@ -122,9 +123,17 @@ impl AsyncHub {
             return self.hub.turn(Some(Duration::ZERO), handler);
         }
         loop {
-            let mut guard = self.ready.readable().await?;
+            let readable = self.ready.readable();
+            // Out of descriptors, the hub watches its listening socket
+            // again at `resume_at`: the reactor alone would not come back
+            // for it.
+            let mut guard = match self.hub.resume_at() {
+                Some(at) => timeout_at(at.into(), readable).await.ok().transpose()?,
+                None => Some(readable.await?),
+            };
             let turn = self.hub.turn(Some(Duration::ZERO), handler)?;
-            if !self.hub.is_busy() && !readable_now(self.hub.epoll()) {
+            let idle = !self.hub.is_busy() && !readable_now(self.hub.epoll());
+            if let (Some(guard), true) = (guard.as_mut(), idle) {
                 guard.clear_ready();
             }
             if turn != Turn::default() {

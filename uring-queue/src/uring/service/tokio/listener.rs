@@ -3,13 +3,18 @@
 
 use super::readable_now;
 use super::session::AsyncSession;
-use crate::uring::service::{AcceptError, BindOptions, Name, Service};
+use crate::uring::service::listener::is_exhaustion;
+use crate::uring::service::{ACCEPT_RETRY, AcceptError, BindOptions, Name, Service};
 use crate::uring::tokio::register;
 use ::tokio::io::unix::AsyncFd;
-use core::future::poll_fn;
+use ::tokio::time::{Sleep, sleep};
+use alloc::boxed::Box;
+use core::future::{Future, poll_fn};
+use core::pin::Pin;
 use core::task::{Context, Poll, ready};
 use rustix::fd::OwnedFd;
 use std::io;
+use std::sync::{Mutex, PoisonError};
 
 /// A [`Service`] that accepts clients on the tokio runtime: each admitted
 /// client is an [`AsyncSession`], to serve as a task of its own.
@@ -50,6 +55,10 @@ pub struct AsyncService {
     /// The listening socket, registered with the reactor.
     listener: AsyncFd<OwnedFd>,
     batch: usize,
+    /// Set while accepting waits for descriptors (or memory) to come back:
+    /// the listening socket stays readable meanwhile, so the reactor would
+    /// report it at once, again and again.
+    backoff: Mutex<Option<Pin<Box<Sleep>>>>,
 }
 
 impl AsyncService {
@@ -90,6 +99,7 @@ impl AsyncService {
             service,
             listener,
             batch: 16,
+            backoff: Mutex::new(None),
         })
     }
 
@@ -116,7 +126,9 @@ impl AsyncService {
     /// # Errors
     ///
     /// As [`Service::accept`]: [`AcceptError::Refused`] for a client turned
-    /// away (call again for the next one).
+    /// away (call again for the next one). Not when the process is out of
+    /// descriptors or memory: then it waits, trying again every
+    /// [`ACCEPT_RETRY`], and the clients stay in the backlog.
     ///
     /// # Examples
     ///
@@ -151,6 +163,7 @@ impl AsyncService {
     /// ```
     pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<Result<AsyncSession, AcceptError>> {
         loop {
+            ready!(self.poll_backoff(cx));
             let mut guard = ready!(self.listener.poll_read_ready(cx))?;
             match self.service.try_accept() {
                 Ok(Some(session)) => {
@@ -159,9 +172,26 @@ impl AsyncService {
                 // Nobody to serve: a client that gave up, or none left.
                 Ok(None) if readable_now(self.service.listener()) => {}
                 Ok(None) => guard.clear_ready(),
+                Err(AcceptError::Io(e)) if is_exhaustion(&e) => self.start_backoff(),
                 Err(e) => return Poll::Ready(Err(e)),
             }
         }
+    }
+
+    /// Waits [`ACCEPT_RETRY`] before the next try to accept.
+    fn start_backoff(&self) {
+        let mut backoff = self.backoff.lock().unwrap_or_else(PoisonError::into_inner);
+        *backoff = Some(Box::pin(sleep(ACCEPT_RETRY)));
+    }
+
+    /// Ready unless a backoff is running; pending until it ends.
+    fn poll_backoff(&self, cx: &mut Context<'_>) -> Poll<()> {
+        let mut backoff = self.backoff.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(wait) = backoff.as_mut() {
+            ready!(wait.as_mut().poll(cx));
+            *backoff = None;
+        }
+        Poll::Ready(())
     }
 
     /// The service, to serve without the runtime.

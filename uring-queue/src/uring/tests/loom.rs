@@ -9,14 +9,15 @@
 //!
 //! ```text
 //! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
-//!     cargo test -p ncio-uring-queue --release --all-features --test loom_uring
+//!     cargo test -p ncio-uring-queue --release --all-features --lib uring::tests::loom
 //! ```
 
+use crate::HeapRing;
+use crate::loom::sync::{Arc, Condvar, Mutex};
+use crate::loom::{model, thread};
+use crate::uring::{Client, Link, Notifier, Options, Request, Server, WakeFlag};
+use alloc::boxed::Box;
 use core::time::Duration;
-use uring_queue::HeapRing;
-use uring_queue::loom::sync::{Arc, Condvar, Mutex};
-use uring_queue::loom::{model, thread};
-use uring_queue::uring::{Client, Link, Notifier, Options, Request, Server, WakeFlag};
 
 /// A futex in loom's terms: `wait` sleeps only if the flag is still armed
 /// when checked under the lock, and never times out, so a missed wake-up

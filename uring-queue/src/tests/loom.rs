@@ -3,21 +3,24 @@
 //! Without `--cfg loom` each model runs once, on real threads.
 //!
 //! ```text
-//! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p ncio-uring-queue --release --all-features --test loom
+//! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
+//!     cargo test -p ncio-uring-queue --release --all-features --lib tests::loom
 //! ```
 
+use crate::loom::{model, thread};
 use buffer_pool::{Buffer, BufferPool, Slice};
-use uring_queue::loom::{model, thread};
-use uring_queue::{Error, FrameConsumer, FrameProducer, HeapRing, PushError};
+
+use crate::{FrameConsumer, FrameProducer, HeapRing, PushError, RingError};
+use alloc::vec::Vec;
 
 /// Pops `n` values, yielding while empty, and returns them.
-fn pop_n(rx: &mut uring_queue::Consumer<'static, u32>, n: usize) -> Vec<u32> {
+fn pop_n(rx: &mut crate::Consumer<'static, u32>, n: usize) -> Vec<u32> {
     let mut got = Vec::new();
     while got.len() < n {
         match rx.pop() {
             Ok(v) => got.push(v),
             Err(e) => {
-                assert_eq!(e, Error::Empty);
+                assert_eq!(e, RingError::Empty);
                 thread::yield_now();
             }
         }
@@ -86,7 +89,7 @@ fn chunks_across_the_wrap() {
                     break;
                 }
                 Err(e) => {
-                    assert_eq!(e, Error::Insufficient { available: 0 });
+                    assert_eq!(e, RingError::Insufficient { available: 0 });
                     thread::yield_now();
                 }
             }
@@ -153,7 +156,7 @@ fn a_frame_wraps_behind_padding() {
         assert_eq!(rx.recv().unwrap().len(), 0);
         tx.send(&[7; 8]).unwrap();
         let t = thread::spawn(move || {
-            while tx.send(&[9; 8]) == Err(Error::Full) {
+            while tx.send(&[9; 8]) == Err(RingError::Full) {
                 thread::yield_now();
             }
         });
@@ -162,7 +165,7 @@ fn a_frame_wraps_behind_padding() {
             match rx.recv() {
                 Ok(frame) => got.push(frame[0]),
                 Err(e) => {
-                    assert_eq!(e, Error::Empty);
+                    assert_eq!(e, RingError::Empty);
                     thread::yield_now();
                 }
             }
@@ -173,7 +176,7 @@ fn a_frame_wraps_behind_padding() {
 }
 
 /// Pushes `value`, yielding while the ring is full.
-fn push_yielding<T>(tx: &mut uring_queue::Producer<'static, T>, mut value: T) {
+fn push_yielding<T>(tx: &mut crate::Producer<'static, T>, mut value: T) {
     loop {
         match tx.push(value) {
             Ok(()) => return,
@@ -209,7 +212,7 @@ fn pool_slices_cross_the_ring() {
                 match rx.pop() {
                     Ok(s) => break s,
                     Err(e) => {
-                        assert_eq!(e, Error::Empty);
+                        assert_eq!(e, RingError::Empty);
                         thread::yield_now();
                     }
                 }
@@ -261,7 +264,7 @@ fn a_deferred_consumer_publishes_every_k_and_when_empty() {
             match rx.pop() {
                 Ok(v) => got.push(v),
                 Err(e) => {
-                    assert_eq!(e, Error::Empty);
+                    assert_eq!(e, RingError::Empty);
                     thread::yield_now();
                 }
             }
@@ -310,7 +313,7 @@ fn blocking_halves_wait_for_each_other() {
         });
         assert_eq!(rx.pop_blocking(), Ok(1));
         assert_eq!(rx.pop_blocking(), Ok(2));
-        assert_eq!(rx.pop_blocking(), Err(Error::Empty));
+        assert_eq!(rx.pop_blocking(), Err(RingError::Empty));
         t.join().unwrap();
     });
 }
