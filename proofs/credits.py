@@ -86,7 +86,7 @@ def drift(report):
     check_formulas(report, TABLE, "slot_mut", [".get_mut(tag.index as usize).filter(|s| s.generation == tag.generation)"])
     check_formulas(report, TABLE, "vacancy", ["Some(index) if self.outstanding < self.ring_credits => index,"])
     check_formulas(report, TABLE, "occupy", ["self.in_flight += 1;", "self.outstanding += 1;"])
-    check_formulas(report, TABLE, "complete", [
+    check_formulas(report, TABLE, "complete_in", [
         "let tag = Tag::from_user_data(user_data);",
         "let slot = self.slot_mut(tag).ok_or(Error::Corrupted)?;",
         "State::Free { .. } | State::Done { .. } => return Err(Error::Corrupted),",

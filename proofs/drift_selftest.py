@@ -30,7 +30,7 @@ MUTATIONS = [
     ("entry_spans", "uring-queue/src/uring/payload.rs",
      "if end > u64::from(self.len) {", "if end > u64::from(self.len) + 1 {"),
     ("entry_spans", "uring-queue/src/uring/table.rs",
-     "if response_len > slot.response.len {", "if response_len > slot.response.len + 1 {"),
+     "if response_len > block.len {", "if response_len > block.len + 1 {"),
     ("credits", "uring-queue/src/uring/table.rs",
      "Some(index) if self.outstanding < self.ring_credits => index,",
      "Some(index) if self.outstanding <= self.ring_credits => index,"),

@@ -1,7 +1,8 @@
 """The blocks an `Sqe` names and the length a `Cqe` reports
 (uring-queue/src/uring/payload.rs `Area::span`, `Span::overlaps`,
-`Area::bytes`; server.rs `try_recv`, `complete`; table.rs `complete`;
-client/blocks.rs `response`; client/submit.rs `submit_with`).
+`Area::bytes`; server.rs `try_recv`, `post` (behind `complete` and
+`complete_in_place`); table.rs `complete_in`; client/blocks.rs `response`;
+client/submit.rs `submit_with`, `route`).
 
 The client writes `payload_offset`/`response_offset` (u64) and
 `payload_len`/`response_len` (u32) of an Sqe; the server writes a Cqe's
@@ -12,14 +13,18 @@ Honest-side invariant assumed: a client's non-empty blocks come from its
 allocator, which keeps them inside the area and apart from each other
 (payload_allocator.py proves it); an empty block is (0, 0); a request's
 body and response block are two different blocks. An honest server
-reports at most the response block's length.
+reports at most the length of the block its completion names: the response
+block, or with `CQE_IN_PLACE` the request's own block; the server, the
+client's table and `Client::response` pick that block by the same rule
+(tied to the source below), so the model's "block" is either.
 
 Proven at usize = 64 and 32 bits:
 (a) an accepted span's `offset as u32` loses nothing and
     `offset .. offset + len` lies in the area in usize arithmetic (what
     `bytes`/`bytes_mut` slice); a body and a response block that passed
     the overlap check share no byte; a completion's `response_len` that
-    the client accepted lies within the response block it sliced;
+    the client accepted lies within the block it slices (response block or,
+    in place, request block);
 (b) every block an honest client submits is accepted, as the same span,
     and an honest pair passes the overlap check; every `response_len` an
     honest server sends is accepted and arrives unchanged.
@@ -128,14 +133,26 @@ def drift(report):
         "self.area.span(sqe.response_offset, sqe.response_len),",
         "if payload.overlaps(&response) { return Err(self.corrupt()); }",
     ])
-    check_formulas(report, SERVER, "complete", [
-        "if response_len > incoming.response.len as usize {",
+    check_formulas(report, SERVER, "post", [
+        "Place::ResponseBlock => (incoming.response, 0),",
+        "Place::RequestBlock => (incoming.payload, CQE_IN_PLACE),",
+        "if response_len > block.len as usize {",
         "response_len: response_len as u32,",
+        "reserved,",
     ])
-    check_formulas(report, TABLE, "complete", [
-        "if response_len > slot.response.len { return Err(Error::Corrupted); }",
+    check_formulas(report, SUBMIT, "route", [
+        "0 => Place::ResponseBlock,",
+        "CQE_IN_PLACE => Place::RequestBlock,",
+        "_ => return Err(Error::Corrupted),",
     ])
+    check_formulas(report, TABLE, "complete_in", [
+        "Place::ResponseBlock => slot.response,",
+        "Place::RequestBlock => slot.payload,",
+        "if response_len > block.len { return Err(Error::Corrupted); }",
+    ])
+    check_formulas(report, TABLE, "take_reply", ["in_place: place == Place::RequestBlock,"])
     check_formulas(report, BLOCKS, "response", [
+        "let block = if reply.in_place() { &reply.payload } else { &reply.response };",
         "bytes.get(..reply.response_len()).ok_or(Error::Foreign)",
     ])
     check_formulas(report, SUBMIT, "submit_with", [

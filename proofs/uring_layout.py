@@ -45,7 +45,7 @@ PAYLOAD = "uring-queue/src/uring/payload.rs"
 ENTRY = "uring-queue/src/uring/entry.rs"
 
 MAGIC = int.from_bytes(b"URQU", "little")
-VERSION = 2
+VERSION = 3
 LINK_OFFSET = 128
 LINK_SIZE = 512
 RINGS_OFFSET = 640

@@ -57,7 +57,7 @@ pub const URING_MAGIC: u32 = u32::from_ne_bytes(*b"URQU");
 /// assert_eq!(mem[4..8], URING_VERSION.to_ne_bytes());
 /// # }
 /// ```
-pub const URING_VERSION: u32 = 2;
+pub const URING_VERSION: u32 = 3;
 
 const ID: LayoutId = LayoutId::new(URING_MAGIC, URING_VERSION);
 
