@@ -1,6 +1,7 @@
-"""The ring indices a peer writes (uring-queue/src/producer.rs and
-consumer.rs `refresh`, shared_ring/mod.rs `attach` / `indices`,
-raw.rs `slot`).
+"""The ring indices a peer writes (uring-queue/src/half.rs `load_bound`,
+the one check both halves make of a reloaded peer index; producer.rs and
+consumer.rs `refresh`; shared_ring/mod.rs `attach` / `indices`; raw.rs
+`slot`).
 
 Indices are free-running u32s, compared with wrapping subtraction; the
 capacity is a power of two <= 2^31 (proven of every accepted header in
@@ -30,6 +31,7 @@ from common import bv, check_formulas, check_pattern, const, is_power_of_two
 
 PRODUCER = "uring-queue/src/producer.rs"
 CONSUMER = "uring-queue/src/consumer.rs"
+HALF = "uring-queue/src/half.rs"
 MOD = "uring-queue/src/shared_ring/mod.rs"
 RAW = "uring-queue/src/raw.rs"
 MAX_CAPACITY = 1 << 31
@@ -40,18 +42,25 @@ def ring():
     return cap, cap - 1, [is_power_of_two(cap), ULE(cap, const(MAX_CAPACITY, 32))]
 
 
+def load_bound(peer, offset, own, seen, cap):
+    """`half::load_bound`: (accepted, bound). The bound a peer index sets
+    is accepted when it moved forward from the one last seen by at most
+    as far as this half's own index plus the capacity."""
+    bound = peer + offset
+    return ULE(bound - seen, own + cap - seen), bound
+
+
 def producer_refresh(tail, cached_head, head, cap):
-    """`Producer::refresh`: (accepted, new free count)."""
-    accepted = ULE(tail - head, tail - cached_head)
-    limit = head + cap
+    """`Producer::refresh` through `load_limit`: (accepted, new free
+    count). The producer keeps `limit`, the cached head plus the capacity."""
+    accepted, limit = load_bound(head, cap, tail, cached_head + cap, cap)
     return accepted, limit - tail
 
 
 def consumer_refresh(head, cached_tail, tail, cap):
-    """`Consumer::refresh`: (accepted, ready)."""
-    ready = tail - head
-    accepted = And(ULE(ready, cap), Not(ULT(ready, cached_tail - head)))
-    return accepted, ready
+    """`Consumer::refresh` through `load_tail`: (accepted, ready)."""
+    accepted, tail = load_bound(tail, 0, head, cached_tail, cap)
+    return accepted, tail - head
 
 
 def attach_ok(tail, head, cap):
@@ -63,6 +72,20 @@ def run(report):
     cap, mask, facts = ring()
     x, j, k = bv("index", 32), bv("j", 32), bv("k", 32)
     report.prove("slot: index & mask < capacity", ULT(x & mask, cap), *facts)
+
+    # The shared check is each half's own rule: the producer accepts a head
+    # between its cached head and its tail, the consumer a tail between its
+    # cached tail and its head plus the capacity.
+    tail, cached, head = bv("tail", 32), bv("cached_head", 32), bv("head", 32)
+    report.prove("load_bound: the producer's form accepts exactly tail - head <= tail - cached_head",
+                 producer_refresh(tail, cached, head, cap)[0] == ULE(tail - head, tail - cached),
+                 ULE(tail - cached, cap), *facts)
+    c_head, c_cached, c_tail = bv("c_head", 32), bv("cached_tail", 32), bv("new_tail", 32)
+    ready = c_tail - c_head
+    report.prove("load_bound: the consumer's form accepts exactly cached_tail - head <= ready <= capacity",
+                 consumer_refresh(c_head, c_cached, c_tail, cap)[0]
+                 == And(ULE(ready, cap), Not(ULT(ready, c_cached - c_head))),
+                 ULE(c_cached - c_head, cap), *facts)
 
     # (a) producer
     tail, cached, head = bv("tail", 32), bv("cached_head", 32), bv("head", 32)
@@ -89,10 +112,10 @@ def run(report):
                  And(ULE(ready, cap), ULE(c_cached - c_head, ready)), ok, c_inv, *facts)
     report.prove("consumer refresh: (a) the ready slots are distinct",
                  (c_head + j) & mask != (c_head + k) & mask,
-                 ok, ULT(j, ready), ULT(k, ready), j != k, *facts)
+                 ok, c_inv, ULT(j, ready), ULT(k, ready), j != k, *facts)
     m = bv("m", 32)
     report.prove("consumer: advancing the head by m <= ready keeps tail - head <= capacity",
-                 ULE(c_tail - (c_head + m), cap), ok, ULE(m, ready), *facts)
+                 ULE(c_tail - (c_head + m), cap), ok, c_inv, ULE(m, ready), *facts)
     # (b) consumer: the producer last saw head `seen` (published), the consumer's
     # private head is `r` past it (deferred release: r may be > 0), and the
     # producer's tail moved forward from the cached tail, at most `cap` past `seen`.
@@ -116,20 +139,30 @@ def run(report):
 
 def drift(report):
     """The checks that tie this model to the Rust source."""
-    check_formulas(report, PRODUCER, "refresh", [
-        "let head = self.raw.consumer().index.load(Ordering::Acquire);",
-        "if self.tail.wrapping_sub(head) > self.tail.wrapping_sub(self.cached_head()) { return Err(self.latch()); }",
-        "self.limit = head.wrapping_add(self.slots_total());",
-        "Ok(self.limit.wrapping_sub(self.tail))",
+    check_formulas(report, HALF, "load_bound", [
+        "let bound = peer.index.load(Ordering::Acquire).wrapping_add(offset);",
+        "let moved = bound.wrapping_sub(seen);",
+        "let most = own.wrapping_add(capacity).wrapping_sub(seen);",
+        "if moved <= most { Some(bound) } else { None }",
     ])
-    check_formulas(report, PRODUCER, "cached_head", ["self.limit.wrapping_sub(self.slots_total())"])
+    check_formulas(report, PRODUCER, "load_limit", [
+        "let total = self.slots_total();",
+        "load_bound(self.raw.consumer(), total, self.tail, self.limit, total)",
+    ])
+    check_formulas(report, PRODUCER, "refresh", [
+        "Some(limit) => { self.limit = limit; Ok(limit.wrapping_sub(self.tail)) }",
+        "None => Err(self.latch()),",
+    ])
     check_formulas(report, PRODUCER, "slots_total", ["self.mask + 1"])
     check_formulas(report, PRODUCER, "new", ["limit: head.wrapping_add(raw.capacity()),"])
+    check_formulas(report, CONSUMER, "load_tail", [
+        "let total = self.slots_total();",
+        "load_bound(self.raw.producer(), 0, self.head, self.cached_tail, total)",
+    ])
     check_formulas(report, CONSUMER, "refresh", [
-        "let tail = self.raw.producer().index.load(Ordering::Acquire);",
-        "let ready = tail.wrapping_sub(self.head);",
-        "if ready > self.slots_total() || ready < self.cached_tail.wrapping_sub(self.head) { return Err(self.latch()); }",
+        "let Some(tail) = self.load_tail() else { return Err(self.latch()); };",
         "self.cached_tail = tail;",
+        "let ready = tail.wrapping_sub(self.head);",
     ])
     check_formulas(report, CONSUMER, "slots_total", ["self.mask + 1"])
     check_formulas(report, MOD, "attach", ["if tail.wrapping_sub(head) > layout.capacity { return Err(RegionError::Corrupted); }"])

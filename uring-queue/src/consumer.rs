@@ -1,14 +1,14 @@
 //! The reading half.
 
-use crate::RingError;
-use crate::copy::{CopyError, Fault, through_runs};
+use crate::copy::{CopyError, Fault};
+use crate::half::{Keep, LineAligned, load_bound};
 use crate::loom::sync::atomic::Ordering;
-use crate::producer::Keep;
 use crate::raw::{IndexLine, MAX_CAPACITY, RawRing};
+use crate::{Batch, ReadChunk, RingError};
+use core::fmt;
 use core::marker::PhantomData;
 use core::mem::ManuallyDrop;
 use core::ptr::NonNull;
-use core::{fmt, slice};
 
 /// The reading half of a ring.
 ///
@@ -65,18 +65,6 @@ use core::{fmt, slice};
 /// fn is_sync<S: Sync>() {}
 /// is_sync::<uring_queue::Consumer<'static, u8>>();
 /// ```
-// Aligned like the index lines: the half's private, constantly written state
-// (its index and cached copy) then never shares a cache line with the other
-// half, wherever the caller puts the two (side by side in one struct, in
-// closures boxed one after the other, as thread spawns do).
-#[cfg_attr(any(target_arch = "x86_64", target_arch = "aarch64"), repr(align(128)))]
-#[cfg_attr(
-    all(
-        target_pointer_width = "64",
-        not(any(target_arch = "x86_64", target_arch = "aarch64"))
-    ),
-    repr(align(64))
-)]
 pub struct Consumer<'a, T, const K: usize = 1> {
     raw: RawRing<T>,
     /// Slot 0 and the index mask, copied out of the geometry as the producer
@@ -91,6 +79,7 @@ pub struct Consumer<'a, T, const K: usize = 1> {
     /// Dropped by hand, from a local (see `close_consumer`).
     _keep: ManuallyDrop<Keep<T>>,
     _borrow: PhantomData<&'a ()>,
+    _align: LineAligned,
 }
 
 // SAFETY: the consumer owns the reading side of the protocol; moving it moves
@@ -138,6 +127,7 @@ impl<'a, T, const K: usize> Consumer<'a, T, K> {
             corrupted: false,
             _keep: ManuallyDrop::new(keep),
             _borrow: PhantomData,
+            _align: LineAligned,
         }
     }
 
@@ -166,7 +156,7 @@ impl<'a, T, const K: usize> Consumer<'a, T, K> {
     /// Elements known readable, refreshed from the producer's tail when fewer
     /// than `want` are known.
     #[inline(always)]
-    fn available(&mut self, want: u32) -> Result<u32, RingError> {
+    pub(crate) fn available(&mut self, want: u32) -> Result<u32, RingError> {
         let ready = self.cached_tail.wrapping_sub(self.head);
         // `max(1)`: a request for nothing still notices a latched corruption.
         if ready >= want.max(1) {
@@ -184,12 +174,11 @@ impl<'a, T, const K: usize> Consumer<'a, T, K> {
         if self.corrupted {
             return Err(RingError::Corrupted);
         }
-        let tail = self.raw.producer().index.load(Ordering::Acquire);
-        let ready = tail.wrapping_sub(self.head);
-        if ready > self.slots_total() || ready < self.cached_tail.wrapping_sub(self.head) {
+        let Some(tail) = self.load_tail() else {
             return Err(self.latch());
-        }
+        };
         self.cached_tail = tail;
+        let ready = tail.wrapping_sub(self.head);
         if K > 1 && ready == 0 {
             // A read found the ring empty: hand every popped slot back.
             self.release();
@@ -197,9 +186,17 @@ impl<'a, T, const K: usize> Consumer<'a, T, K> {
         Ok(ready)
     }
 
+    /// The producer's tail, loaded and validated.
+    #[inline(always)]
+    fn load_tail(&self) -> Option<u32> {
+        let total = self.slots_total();
+        load_bound(self.raw.producer(), 0, self.head, self.cached_tail, total)
+    }
+
     /// Remembers a violation for good; the cache says "empty", so the fast
-    /// path always falls through to `refresh`, which reports it.
-    fn latch(&mut self) -> RingError {
+    /// path always falls through to `refresh`, which reports it. Also the
+    /// record layer's, for corruption it finds in a record.
+    pub(crate) fn latch(&mut self) -> RingError {
         self.corrupted = true;
         self.cached_tail = self.head;
         RingError::Corrupted
@@ -375,10 +372,7 @@ impl<'a, T, const K: usize> Consumer<'a, T, K> {
     pub fn batch(&mut self) -> Result<Batch<'_, 'a, T, K>, RingError> {
         let ready = self.available(self.slots_total())?;
         let end = self.head.wrapping_add(ready);
-        Ok(Batch {
-            consumer: self,
-            end,
-        })
+        Ok(Batch::new(self, end))
     }
 
     /// The oldest element, left in place.
@@ -430,13 +424,11 @@ impl<'a, T, const K: usize> Consumer<'a, T, K> {
         if self.corrupted {
             return 0;
         }
-        let tail = self.raw.producer().index.load(Ordering::Acquire);
-        let ready = tail.wrapping_sub(self.head);
-        if ready > self.slots_total() || ready < self.cached_tail.wrapping_sub(self.head) {
+        match self.load_tail() {
+            Some(tail) => tail.wrapping_sub(self.head) as usize,
             // Invalid tail: the next operation latches; report nothing.
-            return 0;
+            None => 0,
         }
-        ready as usize
     }
 
     /// Whether nothing is readable.
@@ -529,17 +521,6 @@ impl<'a, T, const K: usize> Consumer<'a, T, K> {
         (self.raw, &mut self.head)
     }
 
-    /// Readable elements with a refresh when fewer than `want`, for the record
-    /// layer.
-    pub(crate) fn available_for(&mut self, want: u32) -> Result<u32, RingError> {
-        self.available(want)
-    }
-
-    /// Latches corruption found by the record layer.
-    pub(crate) fn corrupt(&mut self) -> RingError {
-        self.latch()
-    }
-
     /// Advances and publishes the head by `n` slots already read.
     ///
     /// # Safety
@@ -630,11 +611,7 @@ impl<T: Copy, const K: usize> Consumer<'_, T, K> {
             });
         }
         self.raw.track(self.head, n, false);
-        Ok(ReadChunk {
-            raw: self.raw,
-            head: &mut self.head,
-            len: n,
-        })
+        Ok(ReadChunk::new(self.raw, &mut self.head, n))
     }
 }
 
@@ -720,248 +697,4 @@ fn close_consumer<T>(line: &IndexLine, head: u32, _keep: Keep<T>) {
     line.closed.store(1, Ordering::Release);
     // `_keep` (the heap storage's handle, if any) is dropped on return,
     // after the flag.
-}
-
-/// Published elements lent by [`Consumer::read_chunk`], read in place.
-///
-/// Dropping it without [`commit`](Self::commit) releases nothing.
-///
-/// # Examples
-///
-/// ```
-/// let mut ring = uring_queue::Ring::<u8, 4>::new();
-/// let (mut tx, mut rx) = ring.split();
-/// tx.push_slice(&[1, 2, 3]).unwrap();
-/// // Dropped without a commit: the elements stay in the ring.
-/// drop(rx.read_chunk(3).unwrap());
-/// assert_eq!(rx.len(), 3);
-/// let chunk = rx.read_chunk(3).unwrap();
-/// assert_eq!(chunk.as_slices().0, [1, 2, 3]);
-/// chunk.commit_all();
-/// assert!(rx.is_empty());
-/// ```
-#[must_use = "nothing is released until the chunk is committed"]
-pub struct ReadChunk<'c, T> {
-    raw: RawRing<T>,
-    head: &'c mut u32,
-    len: u32,
-}
-
-impl<T> fmt::Debug for ReadChunk<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ReadChunk").field("len", &self.len).finish()
-    }
-}
-
-impl<T: Copy> ReadChunk<'_, T> {
-    /// The lent elements in order: before the end of the storage, and wrapped
-    /// to its start (often empty).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let mut ring = uring_queue::Ring::<u8, 4>::new();
-    /// let (mut tx, mut rx) = ring.split();
-    /// tx.push_slice(&[0, 0, 0]).unwrap();
-    /// rx.pop_slice(&mut [0; 3]).unwrap();
-    /// // The next three elements wrap around the end of the storage.
-    /// tx.push_slice(&[1, 2, 3]).unwrap();
-    /// let chunk = rx.read_chunk(3).unwrap();
-    /// assert_eq!(chunk.as_slices(), (&[1][..], &[2, 3][..]));
-    /// ```
-    #[inline]
-    pub fn as_slices(&self) -> (&[T], &[T]) {
-        let (ptr, first, second) = self.raw.span(*self.head, self.len);
-        // SAFETY: the elements are published and lent to this chunk, which
-        // borrows the consumer mutably, so the producer does not write them
-        // until the head moves; `span` keeps both runs in bounds.
-        unsafe {
-            (
-                slice::from_raw_parts(ptr, first),
-                slice::from_raw_parts(self.raw.base(), second),
-            )
-        }
-    }
-
-    /// Number of lent elements.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let mut ring = uring_queue::Ring::<u8, 4>::new();
-    /// let (mut tx, mut rx) = ring.split();
-    /// tx.push_slice(&[1, 2, 3]).unwrap();
-    /// assert_eq!(rx.read_chunk(2).unwrap().len(), 2);
-    /// ```
-    #[inline]
-    pub fn len(&self) -> usize {
-        self.len as usize
-    }
-
-    /// Whether nothing was lent.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let mut ring = uring_queue::Ring::<u8, 4>::new();
-    /// let (mut tx, mut rx) = ring.split();
-    /// tx.push(1).unwrap();
-    /// assert!(rx.read_chunk(0).unwrap().is_empty());
-    /// assert!(!rx.read_chunk(1).unwrap().is_empty());
-    /// ```
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Releases the first `n` elements (at most [`len`](Self::len); more is
-    /// clamped) to the producer in one store.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let mut ring = uring_queue::Ring::<u8, 4>::new();
-    /// let (mut tx, mut rx) = ring.split();
-    /// tx.push_slice(&[1, 2, 3]).unwrap();
-    /// rx.read_chunk(2).unwrap().commit(1);
-    /// assert_eq!(rx.pop(), Ok(2));
-    /// // Committing more than was lent releases only what was lent.
-    /// rx.read_chunk(1).unwrap().commit(10);
-    /// assert!(rx.is_empty());
-    /// ```
-    #[inline]
-    pub fn commit(self, n: usize) {
-        let n = (n.min(self.len as usize)) as u32;
-        self.raw.advance_head(self.head, n);
-    }
-
-    /// Copies the lent elements out with `copy`, a copy that may stop
-    /// part-way, and releases exactly what it copied, in one store; the
-    /// contract of `copy` is [`Consumer::pop_with`]'s. Returns how many
-    /// elements were released.
-    ///
-    /// # Errors
-    ///
-    /// The [`Fault`] of a copy that stopped part-way, with `copied` counting
-    /// every element released.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use uring_queue::{Fault, Ring};
-    ///
-    /// let mut ring = Ring::<u8, 4>::new();
-    /// let (mut tx, mut rx) = ring.split();
-    /// tx.push_slice(&[1, 2, 3]).unwrap();
-    /// let r = rx.read_chunk(3).unwrap().commit_with(|_src| Err(Fault::new(2, "EFAULT")));
-    /// assert_eq!(r, Err(Fault::new(2, "EFAULT")));
-    /// assert_eq!(rx.pop(), Ok(3));
-    /// ```
-    #[inline]
-    pub fn commit_with<E>(
-        self,
-        copy: impl FnMut(&[T]) -> Result<usize, Fault<E>>,
-    ) -> Result<usize, Fault<E>> {
-        let (first, second) = self.as_slices();
-        let copied = through_runs(first, second, copy);
-        self.commit(*copied.as_ref().unwrap_or_else(|f| &f.copied));
-        copied
-    }
-
-    /// Releases every lent element.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let mut ring = uring_queue::Ring::<u8, 4>::new();
-    /// let (mut tx, mut rx) = ring.split();
-    /// tx.push_slice(&[1, 2, 3]).unwrap();
-    /// rx.read_chunk(2).unwrap().commit_all();
-    /// assert_eq!(rx.pop(), Ok(3));
-    /// ```
-    #[inline]
-    pub fn commit_all(self) {
-        let n = self.len as usize;
-        self.commit(n);
-    }
-}
-
-/// Elements lent by [`Consumer::batch`], yielded by value; the head is
-/// published once, when the batch is dropped.
-///
-/// # Examples
-///
-/// ```
-/// let mut ring = uring_queue::Ring::<u32, 8>::new();
-/// let (mut tx, mut rx) = ring.split();
-/// tx.push_slice(&[1, 2, 3]).unwrap();
-/// let sum: u32 = rx.batch().unwrap().sum();
-/// assert_eq!(sum, 6);
-/// assert!(tx.is_empty());
-/// ```
-#[must_use = "a batch yields nothing unless iterated"]
-pub struct Batch<'c, 'a, T, const K: usize = 1> {
-    consumer: &'c mut Consumer<'a, T, K>,
-    /// One past the last element readable when the batch was made.
-    end: u32,
-}
-
-impl<T, const K: usize> fmt::Debug for Batch<'_, '_, T, K> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Batch").field("len", &self.len()).finish()
-    }
-}
-
-impl<T, const K: usize> Batch<'_, '_, T, K> {
-    /// Publishes the head now (the batch goes on).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let mut ring = uring_queue::Ring::<u8, 4>::new();
-    /// let (mut tx, mut rx) = ring.split();
-    /// tx.push_slice(&[1, 2, 3]).unwrap();
-    /// let mut batch = rx.batch().unwrap();
-    /// batch.next();
-    /// assert_eq!(tx.len(), 3);
-    /// batch.release();
-    /// assert_eq!(tx.len(), 2);
-    /// ```
-    #[inline]
-    pub fn release(&mut self) {
-        self.consumer.release();
-    }
-}
-
-impl<T, const K: usize> Iterator for Batch<'_, '_, T, K> {
-    type Item = T;
-
-    #[inline]
-    fn next(&mut self) -> Option<T> {
-        let head = self.consumer.head;
-        if head == self.end {
-            return None;
-        }
-        // SAFETY: `head` lies in `[head, end)`, published when the batch was
-        // made; the batch borrows the consumer mutably, so it alone reads the
-        // slot, and the head moves past it at once, so the moved-out value is
-        // never read again.
-        let value = unsafe { self.consumer.raw.read(head) };
-        self.consumer.head = head.wrapping_add(1);
-        Some(value)
-    }
-
-    #[inline]
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        let n = self.end.wrapping_sub(self.consumer.head) as usize;
-        (n, Some(n))
-    }
-}
-
-impl<T, const K: usize> ExactSizeIterator for Batch<'_, '_, T, K> {}
-
-impl<T, const K: usize> Drop for Batch<'_, '_, T, K> {
-    fn drop(&mut self) {
-        self.consumer.release();
-    }
 }

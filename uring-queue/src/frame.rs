@@ -216,7 +216,7 @@ impl<'a> FrameProducer<'a> {
         let to_end = raw.capacity() - (tail & (raw.capacity() - 1));
         let pad = if units > to_end { to_end } else { 0 };
         let need = pad + units;
-        if self.inner.free_for(need)? < need {
+        if self.inner.free(need)? < need {
             return Err(RingError::Full);
         }
         let start = tail.wrapping_add(pad);
@@ -480,7 +480,7 @@ impl<'a> FrameConsumer<'a> {
         // A padding record is always followed by a record at slot 0, which is
         // never padding, so two rounds suffice and a peer cannot loop us.
         for _ in 0..2 {
-            let available = self.inner.available_for(1)?;
+            let available = self.inner.available(1)?;
             if available == 0 {
                 return Err(RingError::Empty);
             }
@@ -495,7 +495,7 @@ impl<'a> FrameConsumer<'a> {
             let header: RecordHeader = zerocopy::transmute!(word);
             let units = header.units();
             if units > available as usize || pos as usize + units > raw.capacity() as usize {
-                return Err(self.inner.corrupt());
+                return Err(self.inner.latch());
             }
             let units = units as u32;
             match header.kind {
@@ -519,10 +519,10 @@ impl<'a> FrameConsumer<'a> {
                     // SAFETY: the padding's slots are published.
                     unsafe { self.inner.advance(units) };
                 }
-                _ => return Err(self.inner.corrupt()),
+                _ => return Err(self.inner.latch()),
             }
         }
-        Err(self.inner.corrupt())
+        Err(self.inner.latch())
     }
 
     /// Whether the producer was dropped (drain until empty after seeing this).

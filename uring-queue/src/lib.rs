@@ -13,10 +13,12 @@ extern crate std;
 mod aligned_buf;
 #[cfg(feature = "std")]
 mod blocking;
+mod chunks;
 mod consumer;
 mod copy;
 mod error;
 mod frame;
+mod half;
 #[cfg(feature = "alloc")]
 mod heap;
 mod inline;
@@ -44,14 +46,15 @@ pub mod uring;
 
 #[cfg(all(feature = "alloc", not(loom)))]
 pub use aligned_buf::{AlignedBuf, AlignedBufError};
-pub use consumer::{Batch, Consumer, ReadChunk};
+pub use chunks::{Batch, ReadChunk, WriteChunk};
+pub use consumer::Consumer;
 pub use copy::{CopyError, Fault};
 pub use error::{CapacityError, RegionError, RingError};
 pub use frame::{Frame, FrameConsumer, FrameGrant, FrameProducer, RecordHeader};
 #[cfg(feature = "alloc")]
 pub use heap::HeapRing;
 pub use inline::Ring;
-pub use producer::{Producer, PushError, WriteChunk};
+pub use producer::{Producer, PushError};
 pub use raw::MAX_CAPACITY;
 #[cfg(not(loom))]
 pub use region::Region;

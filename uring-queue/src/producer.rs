@@ -1,21 +1,16 @@
 //! The writing half.
 
 use crate::RingError;
-use crate::copy::{CopyError, Fault, through_runs};
+use crate::WriteChunk;
+use crate::copy::{CopyError, Fault};
+use crate::half::{Keep, LineAligned, load_bound};
 use crate::loom::sync::atomic::Ordering;
 use crate::raw::{IndexLine, RawRing};
+use core::fmt;
 use core::marker::PhantomData;
 use core::mem::ManuallyDrop;
 use core::ptr::NonNull;
-use core::{fmt, slice};
 use zerocopy::FromBytes;
-
-/// What keeps a heap ring's storage alive while a half exists.
-#[cfg(feature = "alloc")]
-pub(crate) type Keep<T> = Option<crate::loom::sync::Arc<crate::heap::Storage<T>>>;
-/// What keeps a heap ring's storage alive while a half exists.
-#[cfg(not(feature = "alloc"))]
-pub(crate) type Keep<T> = Option<PhantomData<T>>;
 
 /// The writing half of a ring.
 ///
@@ -54,18 +49,6 @@ pub(crate) type Keep<T> = Option<PhantomData<T>>;
 /// fn is_sync<S: Sync>() {}
 /// is_sync::<uring_queue::Producer<'static, u8>>();
 /// ```
-// Aligned like the index lines: the half's private, constantly written state
-// (its index and cached copy) then never shares a cache line with the other
-// half, wherever the caller puts the two (side by side in one struct, in
-// closures boxed one after the other, as thread spawns do).
-#[cfg_attr(any(target_arch = "x86_64", target_arch = "aarch64"), repr(align(128)))]
-#[cfg_attr(
-    all(
-        target_pointer_width = "64",
-        not(any(target_arch = "x86_64", target_arch = "aarch64"))
-    ),
-    repr(align(64))
-)]
 pub struct Producer<'a, T> {
     raw: RawRing<T>,
     /// Slot 0 and the index mask, copied out of the geometry so that `push`
@@ -82,6 +65,7 @@ pub struct Producer<'a, T> {
     /// Dropped by hand, from a local (see `close_producer`).
     _keep: ManuallyDrop<Keep<T>>,
     _borrow: PhantomData<&'a ()>,
+    _align: LineAligned,
 }
 
 // SAFETY: the producer owns the writing side of the protocol; moving it to
@@ -119,6 +103,7 @@ impl<'a, T> Producer<'a, T> {
             corrupted: false,
             _keep: ManuallyDrop::new(keep),
             _borrow: PhantomData,
+            _align: LineAligned,
         }
     }
 
@@ -147,7 +132,7 @@ impl<'a, T> Producer<'a, T> {
     /// Free slots in the cache's view, refreshed from the consumer's head when
     /// fewer than `want` are known free.
     #[inline(always)]
-    fn free(&mut self, want: u32) -> Result<u32, RingError> {
+    pub(crate) fn free(&mut self, want: u32) -> Result<u32, RingError> {
         let free = self.limit.wrapping_sub(self.tail);
         // `max(1)`: a request for nothing still notices a latched corruption.
         if free >= want.max(1) {
@@ -165,18 +150,20 @@ impl<'a, T> Producer<'a, T> {
         if self.corrupted {
             return Err(RingError::Corrupted);
         }
-        let head = self.raw.consumer().index.load(Ordering::Acquire);
-        if self.tail.wrapping_sub(head) > self.tail.wrapping_sub(self.cached_head()) {
-            return Err(self.latch());
+        match self.load_limit() {
+            Some(limit) => {
+                self.limit = limit;
+                Ok(limit.wrapping_sub(self.tail))
+            }
+            None => Err(self.latch()),
         }
-        self.limit = head.wrapping_add(self.slots_total());
-        Ok(self.limit.wrapping_sub(self.tail))
     }
 
-    /// The consumer head as last seen.
+    /// The consumer's head, loaded and validated, as the limit it sets.
     #[inline(always)]
-    fn cached_head(&self) -> u32 {
-        self.limit.wrapping_sub(self.slots_total())
+    fn load_limit(&self) -> Option<u32> {
+        let total = self.slots_total();
+        load_bound(self.raw.consumer(), total, self.tail, self.limit, total)
     }
 
     /// Remembers a violation for good. The cache is set to "full", so the
@@ -258,13 +245,13 @@ impl<'a, T> Producer<'a, T> {
         if self.corrupted {
             return self.capacity();
         }
-        let head = self.raw.consumer().index.load(Ordering::Acquire);
-        let used = self.tail.wrapping_sub(head);
-        if used > self.tail.wrapping_sub(self.cached_head()) {
+        match self.load_limit() {
+            Some(limit) => self
+                .slots_total()
+                .wrapping_sub(limit.wrapping_sub(self.tail)) as usize,
             // Invalid head: the next operation latches; report no room.
-            return self.capacity();
+            None => self.capacity(),
         }
-        used as usize
     }
 
     /// Whether no element is waiting (the consumer has caught up).
@@ -376,11 +363,6 @@ impl<'a, T> Producer<'a, T> {
     pub(crate) fn parts(&mut self) -> (RawRing<T>, &mut u32) {
         (self.raw, &mut self.tail)
     }
-
-    /// Free slots with a refresh when fewer than `want`, for the record layer.
-    pub(crate) fn free_for(&mut self, want: u32) -> Result<u32, RingError> {
-        self.free(want)
-    }
 }
 
 impl<T: Copy> Producer<'_, T> {
@@ -462,11 +444,7 @@ impl<T: Copy + FromBytes> Producer<'_, T> {
             });
         }
         self.raw.track(self.tail, n, true);
-        Ok(WriteChunk {
-            raw: self.raw,
-            tail: &mut self.tail,
-            len: n,
-        })
+        Ok(WriteChunk::new(self.raw, &mut self.tail, n))
     }
 }
 
@@ -547,177 +525,6 @@ fn close_producer<T>(line: &IndexLine, _keep: Keep<T>) {
     line.closed.store(1, Ordering::Release);
     // `_keep` (the heap storage's handle, if any) is dropped on return,
     // after the flag.
-}
-
-/// Free slots lent by [`Producer::write_chunk`], written in place.
-///
-/// Dropping it without [`commit`](Self::commit) publishes nothing.
-///
-/// # Examples
-///
-/// ```
-/// let mut ring = uring_queue::Ring::<u8, 4>::new();
-/// let (mut tx, mut rx) = ring.split();
-/// // Dropped without a commit: nothing reaches the consumer.
-/// drop(tx.write_chunk(2).unwrap());
-/// assert!(rx.is_empty());
-/// let mut chunk = tx.write_chunk(2).unwrap();
-/// chunk.as_mut_slices().0.copy_from_slice(&[1, 2]);
-/// chunk.commit_all();
-/// assert_eq!(rx.pop(), Ok(1));
-/// ```
-#[must_use = "nothing is published until the chunk is committed"]
-pub struct WriteChunk<'p, T> {
-    raw: RawRing<T>,
-    tail: &'p mut u32,
-    len: u32,
-}
-
-impl<T> fmt::Debug for WriteChunk<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("WriteChunk")
-            .field("len", &self.len)
-            .finish()
-    }
-}
-
-impl<T: Copy + FromBytes> WriteChunk<'_, T> {
-    /// The lent slots, in order: the part before the end of the storage and
-    /// the part that wrapped to its start (often empty). They hold stale
-    /// values, always valid ones.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let mut ring = uring_queue::Ring::<u8, 4>::new();
-    /// let (mut tx, mut rx) = ring.split();
-    /// tx.push_slice(&[0, 0, 0]).unwrap();
-    /// rx.pop_slice(&mut [0; 3]).unwrap();
-    /// // Three slots from the fourth: one before the end of the storage, two after.
-    /// let mut chunk = tx.write_chunk(3).unwrap();
-    /// let (a, b) = chunk.as_mut_slices();
-    /// assert_eq!((a.len(), b.len()), (1, 2));
-    /// a[0] = 1;
-    /// b.copy_from_slice(&[2, 3]);
-    /// chunk.commit_all();
-    /// let mut out = [0; 3];
-    /// assert_eq!(rx.pop_slice(&mut out), Ok(3));
-    /// assert_eq!(out, [1, 2, 3]);
-    /// ```
-    #[inline]
-    pub fn as_mut_slices(&mut self) -> (&mut [T], &mut [T]) {
-        let (ptr, first, second) = self.raw.span(*self.tail, self.len);
-        // SAFETY: the slots are free and lent to this chunk only (it borrows
-        // the producer mutably); `span` keeps both runs in bounds; slots are
-        // always initialised and `T: FromBytes` makes any content valid.
-        unsafe {
-            (
-                slice::from_raw_parts_mut(ptr, first),
-                slice::from_raw_parts_mut(self.raw.base(), second),
-            )
-        }
-    }
-
-    /// Number of lent slots.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let mut ring = uring_queue::Ring::<u8, 4>::new();
-    /// let (mut tx, _rx) = ring.split();
-    /// assert_eq!(tx.write_chunk(3).unwrap().len(), 3);
-    /// ```
-    #[inline]
-    pub fn len(&self) -> usize {
-        self.len as usize
-    }
-
-    /// Whether no slot was lent.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let mut ring = uring_queue::Ring::<u8, 4>::new();
-    /// let (mut tx, _rx) = ring.split();
-    /// assert!(tx.write_chunk(0).unwrap().is_empty());
-    /// assert!(!tx.write_chunk(1).unwrap().is_empty());
-    /// ```
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Publishes the first `n` slots (at most [`len`](Self::len); more is
-    /// clamped) in one store.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let mut ring = uring_queue::Ring::<u8, 4>::new();
-    /// let (mut tx, rx) = ring.split();
-    /// tx.write_chunk(3).unwrap().commit(2);
-    /// assert_eq!(rx.len(), 2);
-    /// // Committing more than was lent publishes only what was lent.
-    /// tx.write_chunk(1).unwrap().commit(10);
-    /// assert_eq!(rx.len(), 3);
-    /// ```
-    #[inline]
-    pub fn commit(self, n: usize) {
-        let n = (n.min(self.len as usize)) as u32;
-        self.raw.advance_tail(self.tail, n);
-    }
-
-    /// Copies into the lent slots with `copy`, a copy that may stop part-way,
-    /// and publishes exactly what it copied, in one store; the contract of
-    /// `copy` is [`Producer::push_with`]'s. Returns how many elements were
-    /// published.
-    ///
-    /// # Errors
-    ///
-    /// The [`Fault`] of a copy that stopped part-way, with `copied` counting
-    /// every element published.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use uring_queue::{Fault, Ring};
-    ///
-    /// let mut ring = Ring::<u8, 4>::new();
-    /// let (mut tx, mut rx) = ring.split();
-    /// let chunk = tx.write_chunk(4).unwrap();
-    /// let r = chunk.commit_with(|dst| {
-    ///     dst[0] = 7;
-    ///     Err(Fault::new(1, "EFAULT"))
-    /// });
-    /// assert_eq!(r, Err(Fault::new(1, "EFAULT")));
-    /// assert_eq!((rx.pop(), rx.pop().is_err()), (Ok(7), true));
-    /// ```
-    #[inline]
-    pub fn commit_with<E>(
-        mut self,
-        copy: impl FnMut(&mut [T]) -> Result<usize, Fault<E>>,
-    ) -> Result<usize, Fault<E>> {
-        let (first, second) = self.as_mut_slices();
-        let copied = through_runs(first, second, copy);
-        self.commit(*copied.as_ref().unwrap_or_else(|f| &f.copied));
-        copied
-    }
-
-    /// Publishes every lent slot.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let mut ring = uring_queue::Ring::<u8, 4>::new();
-    /// let (mut tx, rx) = ring.split();
-    /// tx.write_chunk(3).unwrap().commit_all();
-    /// assert_eq!(rx.len(), 3);
-    /// ```
-    #[inline]
-    pub fn commit_all(self) {
-        let n = self.len as usize;
-        self.commit(n);
-    }
 }
 
 /// Why [`Producer::push`] did not happen, with the value it did not take.
