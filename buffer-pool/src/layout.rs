@@ -58,6 +58,42 @@ pub(crate) struct Layout<M: Sealed> {
     front: u64,
     /// Span of each known slot.
     spans: M::Spans,
+    /// The bounds of the free regions, as [`scan`](Self::scan) computes them
+    /// from `spans`: kept up to date by each `lend`, and scanned again only
+    /// when slots are seen returned, so that placing a message while slices
+    /// are held does not walk the slots.
+    bounds: Bounds,
+}
+
+/// What the free regions are made of: the highest end of any known span
+/// (`tail`), the lowest start of a back-group span (`head`; `usize::MAX`
+/// while the back group is empty, the identity of `min`) and the highest end
+/// of a front-group span (`front_end`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Bounds {
+    tail: usize,
+    head: usize,
+    front_end: usize,
+}
+
+impl Bounds {
+    /// The bounds of no span at all.
+    const NONE: Self = Self {
+        tail: 0,
+        head: usize::MAX,
+        front_end: 0,
+    };
+
+    /// Takes in one more known span, of the front group if `front`.
+    #[inline]
+    fn add(&mut self, span: Span, front: bool) {
+        self.tail = self.tail.max(span.end);
+        if front {
+            self.front_end = self.front_end.max(span.end);
+        } else {
+            self.head = self.head.min(span.start);
+        }
+    }
 }
 
 impl<M: Sealed> Layout<M> {
@@ -67,6 +103,7 @@ impl<M: Sealed> Layout<M> {
             known: 0,
             front: 0,
             spans: M::EMPTY_SPANS,
+            bounds: Bounds::NONE,
         }
     }
 
@@ -81,6 +118,7 @@ impl<M: Sealed> Layout<M> {
                 *span = Span { start: 0, end: cap };
             }
         }
+        self.bounds = self.scan();
     }
 
     /// Slots the producer believes lent.
@@ -109,44 +147,51 @@ impl<M: Sealed> Layout<M> {
         if self.known & !self.front == 0 {
             self.front = 0;
         }
+        self.bounds = self.scan();
     }
 
     /// Records that `slot` is now lent with bytes `start..end`, placed in
     /// `mode` (`Back` or `Front`).
     pub(crate) fn lend(&mut self, slot: u32, start: usize, end: usize, mode: PoolMode) {
         let bit = 1u64 << slot;
+        let front = mode == PoolMode::Front;
         self.known |= bit;
-        if mode == PoolMode::Front {
+        if front {
             self.front |= bit;
         }
+        let span = Span { start, end };
         // `slot` is below `M::SLOTS`, the length of `spans`.
-        if let Some(span) = self.spans.as_mut().get_mut(slot as usize) {
-            *span = Span { start, end };
+        if let Some(entry) = self.spans.as_mut().get_mut(slot as usize) {
+            *entry = span;
+            self.bounds.add(span, front);
         }
     }
 
-    /// The back region `tail..cap` and the front region `front_end..head`.
-    pub(crate) fn regions(&self, cap: usize) -> ((usize, usize), (usize, usize)) {
-        let mut tail = 0;
-        let mut head = cap;
-        let mut front_end = 0;
+    /// The bounds of the known spans, from the spans themselves.
+    fn scan(&self) -> Bounds {
+        let mut bounds = Bounds::NONE;
         let mut rest = self.known;
         let spans = self.spans.as_ref();
         while rest != 0 {
             let i = rest.trailing_zeros();
             rest &= rest - 1;
             // Every bit of `known` is below `M::SLOTS`, the length of `spans`.
-            let Some(&span) = spans.get(i as usize) else {
-                continue;
-            };
-            tail = tail.max(span.end);
-            if self.front & (1 << i) != 0 {
-                front_end = front_end.max(span.end);
-            } else {
-                head = head.min(span.start);
+            if let Some(&span) = spans.get(i as usize) {
+                bounds.add(span, self.front & (1 << i) != 0);
             }
         }
-        ((tail, cap), (front_end, head.max(front_end)))
+        bounds
+    }
+
+    /// The back region `tail..cap` and the front region `front_end..head`.
+    #[inline]
+    pub(crate) fn regions(&self, cap: usize) -> ((usize, usize), (usize, usize)) {
+        let Bounds {
+            tail,
+            head,
+            front_end,
+        } = self.bounds;
+        ((tail, cap), (front_end, head.min(cap).max(front_end)))
     }
 
     /// The region a message of `need` bytes goes to: the back region if it
@@ -179,6 +224,7 @@ impl<M: Sealed> Layout<M> {
     /// Checks the invariants listed in the module docs.
     #[cfg(test)]
     pub(crate) fn check(&self, cap: usize) {
+        assert_eq!(self.bounds, self.scan(), "stale region bounds");
         let spans = self.spans.as_ref();
         let slots = (0..M::SLOTS).filter(|i| self.known & (1 << i) != 0);
         assert_eq!(self.front & !self.known, 0, "front group outside known");
@@ -264,6 +310,31 @@ mod tests {
         }
         assert_eq!(layout.free_slot(), None);
         layout.check(16);
+    }
+
+    proptest::proptest! {
+        /// Any run of placements, lends and returns (a message of `len`
+        /// bytes placed and lent when `len > 0`, else the slots of `keep`'s
+        /// complement returned) keeps the invariants, and the region bounds
+        /// kept up to date on the way are those a scan of the spans finds.
+        #[test]
+        fn bounds_kept_on_the_way_match_a_scan(
+            steps in proptest::collection::vec((0usize..40, proptest::prelude::any::<u8>()), 1..64)
+        ) {
+            const CAP: usize = 100;
+            let mut layout = Layout::<u8>::new();
+            for (len, keep) in steps {
+                match (len, layout.free_slot()) {
+                    (1.., Some(slot)) => {
+                        if let Some(place) = layout.place(len, CAP) {
+                            layout.lend(slot, place.start, place.start + len, place.mode);
+                        }
+                    }
+                    _ => layout.observe(layout.known() & u64::from(keep)),
+                }
+                layout.check(CAP);
+            }
+        }
     }
 
     #[test]

@@ -272,10 +272,13 @@ fn run(path: &str, iters: u64, allocs: &mut u64) -> Option<u64> {
             200
         }
         _ => {
-            let (owned, n) = if let Some(n) = path.strip_prefix("pool_lifecycle/throughput/zc_hold/total_messages/") {
+            let (owned, n) = if let Some(n) =
+                path.strip_prefix("pool_lifecycle/throughput/zc_hold/total_messages/")
+            {
                 (false, n)
             } else {
-                let n = path.strip_prefix("pool_lifecycle/throughput/owned_release/total_messages/")?;
+                let n =
+                    path.strip_prefix("pool_lifecycle/throughput/owned_release/total_messages/")?;
                 (true, n)
             };
             let n = n.parse().ok()?;
