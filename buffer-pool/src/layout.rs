@@ -313,6 +313,12 @@ mod tests {
     }
 
     proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: if cfg!(miri) { 4 } else { 256 },
+            failure_persistence: None,
+            ..proptest::prelude::ProptestConfig::default()
+        })]
+
         /// Any run of placements, lends and returns (a message of `len`
         /// bytes placed and lent when `len > 0`, else the slots of `keep`'s
         /// complement returned) keeps the invariants, and the region bounds
