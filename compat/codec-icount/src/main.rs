@@ -13,8 +13,11 @@ use std::collections::VecDeque;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+// codec_sv2's `benches/common.rs`, copied in by codec-icount.sh (so not
+// here for rustfmt to find).
 #[allow(dead_code)]
-mod common; // codec_sv2's `benches/common.rs`, copied in by codec-icount.sh
+#[rustfmt::skip]
+mod common;
 
 use common::{acquire_frame, make_encoded_frame, OwnedMsg, Slice, TestMsg, ZeroCopyMsg};
 
