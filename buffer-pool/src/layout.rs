@@ -66,9 +66,13 @@ pub(crate) struct Layout<M: Sealed> {
 }
 
 /// What the free regions are made of: the highest end of any known span
-/// (`tail`), the lowest start of a back-group span (`head`; `usize::MAX`
-/// while the back group is empty, the identity of `min`) and the highest end
-/// of a front-group span (`front_end`).
+/// (`tail`), the lowest start of a back-group span (`head`) and the highest
+/// end of a front-group span (`front_end`). All zero for no span, so that a
+/// new layout is all zero bytes and is written in place rather than built
+/// and copied. Without a back group nothing is known (the front group is
+/// empty whenever the back group is) and `head` is any offset up to `tail`'s
+/// 0 or an earlier one within the pool: the back region is then the whole
+/// pool, and a front region `0..head` is never chosen over it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Bounds {
     tail: usize,
@@ -80,7 +84,7 @@ impl Bounds {
     /// The bounds of no span at all.
     const NONE: Self = Self {
         tail: 0,
-        head: usize::MAX,
+        head: 0,
         front_end: 0,
     };
 
@@ -93,6 +97,15 @@ impl Bounds {
         } else {
             self.head = self.head.min(span.start);
         }
+    }
+
+    /// The back region `tail..cap` and the front region `front_end..head`.
+    #[inline]
+    fn regions(self, cap: usize) -> ((usize, usize), (usize, usize)) {
+        (
+            (self.tail, cap),
+            (self.front_end, self.head.max(self.front_end)),
+        )
     }
 }
 
@@ -154,44 +167,52 @@ impl<M: Sealed> Layout<M> {
     /// `mode` (`Back` or `Front`).
     pub(crate) fn lend(&mut self, slot: u32, start: usize, end: usize, mode: PoolMode) {
         let bit = 1u64 << slot;
-        let front = mode == PoolMode::Front;
+        let first = self.known == 0;
         self.known |= bit;
-        if front {
+        // A placement starts at `tail` (Back) or `front_end` (Front) of when
+        // it was made, and these only fall until it is lent: so the span ends
+        // past them, and a back span starts at or after `head` unless it is
+        // the first (the front group is empty whenever the back group is).
+        if mode == PoolMode::Front {
             self.front |= bit;
+            self.bounds.front_end = end;
+        } else {
+            if first {
+                self.bounds.head = start;
+            }
+            self.bounds.tail = end;
         }
-        let span = Span { start, end };
         // `slot` is below `M::SLOTS`, the length of `spans`.
-        if let Some(entry) = self.spans.as_mut().get_mut(slot as usize) {
-            *entry = span;
-            self.bounds.add(span, front);
+        if let Some(span) = self.spans.as_mut().get_mut(slot as usize) {
+            *span = Span { start, end };
         }
     }
 
     /// The bounds of the known spans, from the spans themselves.
     fn scan(&self) -> Bounds {
-        let mut bounds = Bounds::NONE;
-        let mut rest = self.known;
-        let spans = self.spans.as_ref();
-        while rest != 0 {
-            let i = rest.trailing_zeros();
-            rest &= rest - 1;
-            // Every bit of `known` is below `M::SLOTS`, the length of `spans`.
-            if let Some(&span) = spans.get(i as usize) {
-                bounds.add(span, self.front & (1 << i) != 0);
+        // `head` starts at the identity of `min`: without a back group it
+        // stays there, and means nothing.
+        let mut bounds = Bounds {
+            head: usize::MAX,
+            ..Bounds::NONE
+        };
+        for (i, &span) in self.spans.as_ref().iter().enumerate() {
+            // `i` is below `M::SLOTS` (at most 64): the shift is in range.
+            let bit = 1u64 << i;
+            if self.known & bit != 0 {
+                bounds.add(span, self.front & bit != 0);
             }
         }
+        // Without a back group `head` is still `usize::MAX`; bring it within
+        // the pool (every back-group start is at or below `tail`).
+        bounds.head = bounds.head.min(bounds.tail);
         bounds
     }
 
     /// The back region `tail..cap` and the front region `front_end..head`.
     #[inline]
     pub(crate) fn regions(&self, cap: usize) -> ((usize, usize), (usize, usize)) {
-        let Bounds {
-            tail,
-            head,
-            front_end,
-        } = self.bounds;
-        ((tail, cap), (front_end, head.min(cap).max(front_end)))
+        self.bounds.regions(cap)
     }
 
     /// The region a message of `need` bytes goes to: the back region if it
@@ -224,7 +245,17 @@ impl<M: Sealed> Layout<M> {
     /// Checks the invariants listed in the module docs.
     #[cfg(test)]
     pub(crate) fn check(&self, cap: usize) {
-        assert_eq!(self.bounds, self.scan(), "stale region bounds");
+        let (kept, scanned) = (self.bounds, self.scan());
+        if self.known == 0 {
+            assert_eq!((kept.tail, kept.front_end), (0, 0), "stale region bounds");
+            assert!(kept.head <= cap, "head outside the pool");
+        } else {
+            assert_eq!(
+                kept.regions(cap),
+                scanned.regions(cap),
+                "stale region bounds"
+            );
+        }
         let spans = self.spans.as_ref();
         let slots = (0..M::SLOTS).filter(|i| self.known & (1 << i) != 0);
         assert_eq!(self.front & !self.known, 0, "front group outside known");
