@@ -167,19 +167,15 @@ impl<M: Sealed> Layout<M> {
     /// `mode` (`Back` or `Front`).
     pub(crate) fn lend(&mut self, slot: u32, start: usize, end: usize, mode: PoolMode) {
         let bit = 1u64 << slot;
-        let first = self.known == 0;
         self.known |= bit;
         // A placement starts at `tail` (Back) or `front_end` (Front) of when
         // it was made, and these only fall until it is lent: so the span ends
-        // past them, and a back span starts at or after `head` unless it is
-        // the first (the front group is empty whenever the back group is).
+        // past them. A back span starts at or after `head`, and the first
+        // one (nothing known, every bound 0) at 0, which `head` already is.
         if mode == PoolMode::Front {
             self.front |= bit;
             self.bounds.front_end = end;
         } else {
-            if first {
-                self.bounds.head = start;
-            }
             self.bounds.tail = end;
         }
         // `slot` is below `M::SLOTS`, the length of `spans`.
@@ -196,6 +192,11 @@ impl<M: Sealed> Layout<M> {
             head: usize::MAX,
             ..Bounds::NONE
         };
+        // Everything back, as when a decoder drops each frame before the
+        // next: nothing to walk.
+        if self.known == 0 {
+            return Bounds::NONE;
+        }
         for (i, &span) in self.spans.as_ref().iter().enumerate() {
             // `i` is below `M::SLOTS` (at most 64): the shift is in range.
             let bit = 1u64 << i;
