@@ -6,6 +6,9 @@
 //! the regions made, per region, as the benchmark's own allocator counts them
 //! (alloc and realloc).
 
+// The loops are the benchmarks', as written there.
+#![allow(clippy::drop_non_drop)]
+
 use codec_sv2::{Decoded, Decoder, Encoder};
 use framing_sv2::framing::{EncodableFrame, MessageFrame};
 use std::alloc::{GlobalAlloc, Layout, System};
