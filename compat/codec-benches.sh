@@ -11,7 +11,8 @@
 #
 # Writes compat/target/codec-benches/{shim,buffer_sv2}.log (criterion's output
 # and the counting allocator's lines) and prints two tables: criterion's
-# middle estimate per benchmark with the ratio shim / buffer_sv2, and the heap
+# middle estimate per benchmark with the ratio shim / buffer_sv2, beside the
+# median of its samples (which a few preempted samples do not move), and the heap
 # allocations per run that pool_lifecycle's allocator counts (deterministic,
 # unlike the times).
 set -euo pipefail
@@ -51,7 +52,7 @@ run() { # dir expected-first-line-of-cargo-tree log
     echo "::: $tree"
     # shellcheck disable=SC2086 # CRITERION_ARGS is a list of arguments
     CARGO_TARGET_DIR="$out/target" cargo bench --features with_buffer_pool "${bench_args[@]}" \
-      -- --noplot $CRITERION_ARGS
+      -- --noplot --verbose $CRITERION_ARGS
   ) > "$3" 2>&1
 }
 

@@ -58,6 +58,55 @@ pub(crate) struct Layout<M: Sealed> {
     front: u64,
     /// Span of each known slot.
     spans: M::Spans,
+    /// The bounds of the free regions, as [`scan`](Self::scan) computes them
+    /// from `spans`: kept up to date by each `lend`, and scanned again only
+    /// when slots are seen returned, so that placing a message while slices
+    /// are held does not walk the slots.
+    bounds: Bounds,
+}
+
+/// What the free regions are made of: the highest end of any known span
+/// (`tail`), the lowest start of a back-group span (`head`) and the highest
+/// end of a front-group span (`front_end`). All zero for no span, so that a
+/// new layout is all zero bytes and is written in place rather than built
+/// and copied. Without a back group nothing is known (the front group is
+/// empty whenever the back group is) and `head` is any offset up to `tail`'s
+/// 0 or an earlier one within the pool: the back region is then the whole
+/// pool, and a front region `0..head` is never chosen over it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Bounds {
+    tail: usize,
+    head: usize,
+    front_end: usize,
+}
+
+impl Bounds {
+    /// The bounds of no span at all.
+    const NONE: Self = Self {
+        tail: 0,
+        head: 0,
+        front_end: 0,
+    };
+
+    /// Takes in one more known span, of the front group if `front`.
+    #[inline]
+    fn add(&mut self, span: Span, front: bool) {
+        self.tail = self.tail.max(span.end);
+        if front {
+            self.front_end = self.front_end.max(span.end);
+        } else {
+            self.head = self.head.min(span.start);
+        }
+    }
+
+    /// The back region `tail..cap` and the front region `front_end..head`.
+    #[inline]
+    fn regions(self, cap: usize) -> ((usize, usize), (usize, usize)) {
+        (
+            (self.tail, cap),
+            (self.front_end, self.head.max(self.front_end)),
+        )
+    }
 }
 
 impl<M: Sealed> Layout<M> {
@@ -67,6 +116,7 @@ impl<M: Sealed> Layout<M> {
             known: 0,
             front: 0,
             spans: M::EMPTY_SPANS,
+            bounds: Bounds::NONE,
         }
     }
 
@@ -81,6 +131,7 @@ impl<M: Sealed> Layout<M> {
                 *span = Span { start: 0, end: cap };
             }
         }
+        self.bounds = self.scan();
     }
 
     /// Slots the producer believes lent.
@@ -109,6 +160,7 @@ impl<M: Sealed> Layout<M> {
         if self.known & !self.front == 0 {
             self.front = 0;
         }
+        self.bounds = self.scan();
     }
 
     /// Records that `slot` is now lent with bytes `start..end`, placed in
@@ -116,8 +168,15 @@ impl<M: Sealed> Layout<M> {
     pub(crate) fn lend(&mut self, slot: u32, start: usize, end: usize, mode: PoolMode) {
         let bit = 1u64 << slot;
         self.known |= bit;
+        // A placement starts at `tail` (Back) or `front_end` (Front) of when
+        // it was made, and these only fall until it is lent: so the span ends
+        // past them. A back span starts at or after `head`, and the first
+        // one (nothing known, every bound 0) at 0, which `head` already is.
         if mode == PoolMode::Front {
             self.front |= bit;
+            self.bounds.front_end = end;
+        } else {
+            self.bounds.tail = end;
         }
         // `slot` is below `M::SLOTS`, the length of `spans`.
         if let Some(span) = self.spans.as_mut().get_mut(slot as usize) {
@@ -125,28 +184,36 @@ impl<M: Sealed> Layout<M> {
         }
     }
 
-    /// The back region `tail..cap` and the front region `front_end..head`.
-    pub(crate) fn regions(&self, cap: usize) -> ((usize, usize), (usize, usize)) {
-        let mut tail = 0;
-        let mut head = cap;
-        let mut front_end = 0;
-        let mut rest = self.known;
-        let spans = self.spans.as_ref();
-        while rest != 0 {
-            let i = rest.trailing_zeros();
-            rest &= rest - 1;
-            // Every bit of `known` is below `M::SLOTS`, the length of `spans`.
-            let Some(&span) = spans.get(i as usize) else {
-                continue;
-            };
-            tail = tail.max(span.end);
-            if self.front & (1 << i) != 0 {
-                front_end = front_end.max(span.end);
-            } else {
-                head = head.min(span.start);
+    /// The bounds of the known spans, from the spans themselves.
+    fn scan(&self) -> Bounds {
+        // `head` starts at the identity of `min`: without a back group it
+        // stays there, and means nothing.
+        let mut bounds = Bounds {
+            head: usize::MAX,
+            ..Bounds::NONE
+        };
+        // Everything back, as when a decoder drops each frame before the
+        // next: nothing to walk.
+        if self.known == 0 {
+            return Bounds::NONE;
+        }
+        for (i, &span) in self.spans.as_ref().iter().enumerate() {
+            // `i` is below `M::SLOTS` (at most 64): the shift is in range.
+            let bit = 1u64 << i;
+            if self.known & bit != 0 {
+                bounds.add(span, self.front & bit != 0);
             }
         }
-        ((tail, cap), (front_end, head.max(front_end)))
+        // Without a back group `head` is still `usize::MAX`; bring it within
+        // the pool (every back-group start is at or below `tail`).
+        bounds.head = bounds.head.min(bounds.tail);
+        bounds
+    }
+
+    /// The back region `tail..cap` and the front region `front_end..head`.
+    #[inline]
+    pub(crate) fn regions(&self, cap: usize) -> ((usize, usize), (usize, usize)) {
+        self.bounds.regions(cap)
     }
 
     /// The region a message of `need` bytes goes to: the back region if it
@@ -179,6 +246,17 @@ impl<M: Sealed> Layout<M> {
     /// Checks the invariants listed in the module docs.
     #[cfg(test)]
     pub(crate) fn check(&self, cap: usize) {
+        let (kept, scanned) = (self.bounds, self.scan());
+        if self.known == 0 {
+            assert_eq!((kept.tail, kept.front_end), (0, 0), "stale region bounds");
+            assert!(kept.head <= cap, "head outside the pool");
+        } else {
+            assert_eq!(
+                kept.regions(cap),
+                scanned.regions(cap),
+                "stale region bounds"
+            );
+        }
         let spans = self.spans.as_ref();
         let slots = (0..M::SLOTS).filter(|i| self.known & (1 << i) != 0);
         assert_eq!(self.front & !self.known, 0, "front group outside known");
@@ -264,6 +342,37 @@ mod tests {
         }
         assert_eq!(layout.free_slot(), None);
         layout.check(16);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: if cfg!(miri) { 4 } else { 256 },
+            failure_persistence: None,
+            ..proptest::prelude::ProptestConfig::default()
+        })]
+
+        /// Any run of placements, lends and returns (a message of `len`
+        /// bytes placed and lent when `len > 0`, else the slots of `keep`'s
+        /// complement returned) keeps the invariants, and the region bounds
+        /// kept up to date on the way are those a scan of the spans finds.
+        #[test]
+        fn bounds_kept_on_the_way_match_a_scan(
+            steps in proptest::collection::vec((0usize..40, proptest::prelude::any::<u8>()), 1..64)
+        ) {
+            const CAP: usize = 100;
+            let mut layout = Layout::<u8>::new();
+            for (len, keep) in steps {
+                match (len, layout.free_slot()) {
+                    (1.., Some(slot)) => {
+                        if let Some(place) = layout.place(len, CAP) {
+                            layout.lend(slot, place.start, place.start + len, place.mode);
+                        }
+                    }
+                    _ => layout.observe(layout.known() & u64::from(keep)),
+                }
+                layout.check(CAP);
+            }
+        }
     }
 
     #[test]
