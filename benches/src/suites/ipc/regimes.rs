@@ -5,7 +5,7 @@
 //!   written or read on either side, only headers and lengths checked
 //!   (iceoryx2's own benchmark's regime);
 //! - [`Regime::Busy`]: the suite's write-once/read-once work (see
-//!   [`uring`](super::uring)) with both sides polling, never parking;
+//!   [`uring`]) with both sides polling, never parking;
 //! - [`Regime::InPlace`]: write-once/read-once with the server checking the
 //!   request in place, writing its reply over it and completing with the
 //!   request's own block (`Server::complete_in_place`): one block per
