@@ -18,7 +18,9 @@ seconds=${2:?usage: fuzz/depth.sh TARGET SECONDS}
 out=../target/fuzz-depth/$target
 rm -rf "$out"
 mkdir -p "$out/grown" "$out/corpus"
-committed=$(find "corpus/$target" -type f 2>/dev/null | wc -l)
+# A target may have no committed corpus yet (it starts from nothing).
+committed=0
+if [[ -d "corpus/$target" ]]; then committed=$(find "corpus/$target" -type f | wc -l); fi
 
 findings=none
 # Build first, so that the CPU time measured below is fuzzing alone.
