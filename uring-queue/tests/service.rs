@@ -147,6 +147,42 @@ fn a_client_calls_a_service_by_name_with_bodies_both_ways() {
     assert_eq!(service.clients(), 0);
 }
 
+#[test]
+#[cfg_attr(miri, ignore)]
+fn a_session_answers_in_place_over_the_request_body() {
+    let name = unique("in-place");
+    let service = Service::bind(name.as_str(), BindOptions::default()).unwrap();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut session = service.accept().unwrap();
+            loop {
+                let incoming = match session.recv() {
+                    Ok(incoming) => incoming,
+                    Err(Error::PeerGone) => return,
+                    Err(e) => panic!("{e}"),
+                };
+                let body = session.payload_mut(&incoming).unwrap();
+                body.reverse();
+                let n = body.len();
+                session.complete_in_place(incoming, n as i32, n).unwrap();
+            }
+        });
+        let client = connect::<8>(name.as_str(), ClientConfig::default()).unwrap();
+        for len in [1usize, 100, 4096] {
+            let mut body = client.alloc(len).unwrap();
+            let sent: Vec<u8> = (0..len).map(|i| (i * 13 + len) as u8).collect();
+            client.bytes_mut(&mut body).unwrap().copy_from_slice(&sent);
+            let reply = client.call(Request::new(0).with_payload(body)).unwrap();
+            assert_eq!(reply.result, len as i32);
+            let mut expected = sent.clone();
+            expected.reverse();
+            assert_eq!(client.response(&reply).unwrap(), &expected[..]);
+            client.free_reply(reply);
+        }
+    });
+    assert_eq!(service.clients(), 0);
+}
+
 /// This process's effective uid, from /proc.
 fn own_uid() -> u32 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();

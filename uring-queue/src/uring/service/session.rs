@@ -146,6 +146,32 @@ impl Session {
         self.server.complete(incoming, result, response_len)
     }
 
+    /// As [`Server::payload_mut`]: the request body, to transform in
+    /// place before answering with [`complete_in_place`](Self::complete_in_place).
+    ///
+    /// # Errors
+    ///
+    /// As [`Server::payload_mut`].
+    pub fn payload_mut(&mut self, incoming: &Incoming) -> Result<&mut [u8], Error> {
+        self.server.payload_mut(incoming)
+    }
+
+    /// As [`Server::complete_in_place`]: posts the completion of
+    /// `incoming` with its response written over the request body.
+    ///
+    /// # Errors
+    ///
+    /// As [`Server::complete_in_place`].
+    pub fn complete_in_place(
+        &mut self,
+        incoming: Incoming,
+        result: i32,
+        response_len: usize,
+    ) -> Result<(), Rejected<Incoming>> {
+        self.server
+            .complete_in_place(incoming, result, response_len)
+    }
+
     /// As [`Server::handle`]: receives one request, hands its body and
     /// response block to `handler`, completes it.
     ///

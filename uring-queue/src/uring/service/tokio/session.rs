@@ -113,6 +113,32 @@ impl AsyncSession {
         self.session.complete(incoming, result, response_len)
     }
 
+    /// As [`Session::payload_mut`]: the request body, to transform in
+    /// place before answering with [`complete_in_place`](Self::complete_in_place).
+    ///
+    /// # Errors
+    ///
+    /// As [`Session::payload_mut`].
+    pub fn payload_mut(&mut self, incoming: &Incoming) -> Result<&mut [u8], Error> {
+        self.session.payload_mut(incoming)
+    }
+
+    /// As [`Session::complete_in_place`]: posts the completion of
+    /// `incoming` with its response written over the request body.
+    ///
+    /// # Errors
+    ///
+    /// As [`Session::complete_in_place`].
+    pub fn complete_in_place(
+        &mut self,
+        incoming: Incoming,
+        result: i32,
+        response_len: usize,
+    ) -> Result<(), Rejected<Incoming>> {
+        self.session
+            .complete_in_place(incoming, result, response_len)
+    }
+
     /// Waits for one request, hands its body and response block to
     /// `handler`, completes it (as [`Session::handle`]).
     ///
