@@ -32,7 +32,10 @@ impl Watch {
     /// Latches the peer gone on news from outside the region: the socket
     /// of a service's connection hung up, or carried bytes the protocol
     /// never sends (a peer that never attached has no process to ask).
-    #[cfg(all(feature = "tokio", target_os = "linux", not(loom)))]
+    #[cfg(any(
+        all(feature = "tokio", target_os = "linux", not(loom)),
+        all(test, loom)
+    ))]
     pub(crate) fn latch_gone(&mut self) {
         self.gone = true;
     }

@@ -20,8 +20,107 @@
 
 use crate::loom::sync::SpinLock;
 use crate::loom::sync::atomic::{AtomicUsize, Ordering};
+use crate::uring::wake::Notifier;
+use crate::uring::{Client, Error, Reply};
+use core::future::Future;
 use core::num::NonZeroUsize;
-use core::task::Poll;
+use core::pin::Pin;
+use core::task::{Context, Poll};
+
+/// What a reactor's poll found for a waiting side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wake {
+    /// The peer wrote the side's notifier (an eventfd).
+    Notified,
+    /// The connection's socket hung up, or carried bytes the protocol
+    /// never sends: the peer is gone now, not a park timeout later.
+    #[cfg_attr(
+        loom,
+        allow(dead_code, reason = "the tokio sides', which loom does not build")
+    )]
+    HungUp,
+}
+
+/// One call of a reactor-driven client, from its start until it leaves
+/// (finished or dropped): its id, its polls while it waits, and on drop
+/// the hand-off it owes if the reactor would wake it.
+///
+/// The call's future comes from [`Client::call_on_reactor`], which never
+/// wakes its own task: while calls wait, the one the reactor wakes routes
+/// the completions (waking the calls they belong to), and a call that
+/// leaves while it is that one wakes another. The loom models in
+/// `reactor_waiter/loom.rs` run this code with a reactor of their own.
+pub(crate) struct OnReactor<'c, 'a, const N: usize, W: Notifier, const K: usize> {
+    client: &'c Client<'a, N, W, K>,
+    waiter: &'c ReactorWaiter,
+    id: NonZeroUsize,
+}
+
+impl<'c, 'a, const N: usize, W: Notifier, const K: usize> OnReactor<'c, 'a, N, W, K> {
+    /// A call of `client`, whose waiting calls `waiter` tracks.
+    pub(crate) fn new(client: &'c Client<'a, N, W, K>, waiter: &'c ReactorWaiter) -> Self {
+        Self {
+            client,
+            waiter,
+            id: waiter.take_id(),
+        }
+    }
+
+    /// One poll of the call: its own progress first; while it waits, the
+    /// handshake of `uring::reactor` on the client's flag (a spin, then
+    /// the flag armed and the ring looked at again), then `reactor` (the
+    /// eventfd, and the socket of a service's connection), polled and
+    /// registered with as one step. `Pending` leaves the task's waker with
+    /// the call's slot and, if this call is the last to wait, with the
+    /// reactor; the caller adds its liveness timer.
+    pub(crate) fn poll<F: Future<Output = Result<Reply, Error>>>(
+        &self,
+        mut call: Pin<&mut F>,
+        cx: &mut Context<'_>,
+        mut reactor: impl FnMut(&mut Context<'_>) -> Poll<Wake>,
+    ) -> Poll<Result<Reply, Error>> {
+        loop {
+            if let Poll::Ready(reply) = call.as_mut().poll(cx) {
+                return Poll::Ready(reply);
+            }
+            // Completions to route, or the server gone (latched, so the
+            // next poll of the call reports it): look again.
+            if self.client.reactor_arm() || self.client.reactor_check(false).is_err() {
+                continue;
+            }
+            // The reactor's poll and the registration as one step: the
+            // registered call is the one whose waker the reactor holds.
+            match self.waiter.pend(self.id, || reactor(cx)) {
+                // The server's wake-up is this call's alone now: the
+                // reactor's readiness is cleared and the flag is down (or
+                // about to be: the server clears it with a plain store,
+                // which may land after another call armed it again). This
+                // call may finish without waiting again, so it restores
+                // the handshake for the calls that still wait, before it
+                // looks at its own: the flag armed, then every completion
+                // that arrived routed (waking the calls they belong to).
+                // A routing error is latched; the call reports it.
+                Poll::Ready(Wake::Notified) => {
+                    self.client.reactor_rearm();
+                    let _ = self.client.poll_completions();
+                }
+                // The socket hung up, or carried bytes the protocol never
+                // sends: the peer is gone, attached or not.
+                Poll::Ready(Wake::HungUp) => self.client.reactor_gone(),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
+}
+
+impl<const N: usize, W: Notifier, const K: usize> Drop for OnReactor<'_, '_, N, W, K> {
+    fn drop(&mut self) {
+        match self.waiter.leave(self.id) {
+            Leave::HandOff => self.client.reactor_hand_off(),
+            Leave::Quietly => {}
+        }
+    }
+}
 
 /// The id of the waiting call the reactor wakes, and the source of call
 /// ids. Crate-internal: the tokio client's, and its loom models'
@@ -198,6 +297,124 @@ mod tests {
         // Leaving twice (a guard cannot, but the word must not care).
         assert_eq!(waiter.leave(a), Leave::Quietly);
         assert_eq!(waiter.registered(), None);
+    }
+
+    /// A waker that counts its wake-ups.
+    #[derive(Default)]
+    struct Count(core::sync::atomic::AtomicUsize);
+
+    impl alloc::task::Wake for Count {
+        fn wake(self: alloc::sync::Arc<Self>) {
+            self.wake_by_ref();
+        }
+        fn wake_by_ref(self: &alloc::sync::Arc<Self>) {
+            self.0.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    impl Count {
+        fn get(&self) -> usize {
+            self.0.load(core::sync::atomic::Ordering::Relaxed)
+        }
+    }
+
+    fn counting() -> (alloc::sync::Arc<Count>, core::task::Waker) {
+        let count = alloc::sync::Arc::new(Count::default());
+        (count.clone(), count.into())
+    }
+
+    #[test]
+    fn a_call_on_the_reactor_never_wakes_its_own_task() {
+        use crate::HeapRing;
+        use crate::uring::{Link, Request, Server, Spin};
+        use core::pin::pin;
+
+        let link = Link::new();
+        let (sq_tx, sq_rx) = HeapRing::new(2).unwrap();
+        let (cq_tx, cq_rx) = HeapRing::new(2).unwrap();
+        let client = Client::<2, _>::from_rings(sq_tx, cq_rx, &link, Spin);
+        let mut server = Server::from_rings(sq_rx, cq_tx, &link, Spin);
+        let (count, waker) = counting();
+        let mut cx = Context::from_waker(&waker);
+        // A plain async call with nobody driving wakes its task to be
+        // polled again (it busy-polls): the reactor's call does not.
+        let mut plain = pin!(client.call_async(Request::new(1)));
+        assert!(plain.as_mut().poll(&mut cx).is_pending());
+        assert_eq!(count.get(), 1);
+        let mut call = pin!(client.call_on_reactor(Request::new(2)));
+        assert!(call.as_mut().poll(&mut cx).is_pending());
+        assert!(call.as_mut().poll(&mut cx).is_pending());
+        assert_eq!(count.get(), 1);
+        // Its reply, routed by anyone, wakes it.
+        for _ in 0..2 {
+            let incoming = server.try_recv().unwrap().unwrap();
+            let op = incoming.opcode() as i32;
+            server.complete(incoming, op * 10, 0).unwrap();
+        }
+        assert_eq!(client.poll_completions().unwrap(), 2);
+        assert!(count.get() >= 2);
+        match call.as_mut().poll(&mut cx) {
+            Poll::Ready(Ok(reply)) => assert_eq!(reply.result, 20),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(plain.as_mut().poll(&mut cx), Poll::Ready(Ok(r)) if r.result == 10));
+    }
+
+    /// The call that takes the reactor's wake-up arms the flag again and
+    /// routes every completion before it looks at its own reply: its reply
+    /// may have been routed meanwhile by another call, and were it to finish
+    /// at once, the other call's completion, posted with the flag down,
+    /// would wait in the ring for that call's park timeout.
+    #[test]
+    fn the_call_that_takes_a_wake_up_rearms_and_routes_for_the_others() {
+        use crate::HeapRing;
+        use crate::uring::{Link, Request, Server, Spin};
+        use core::pin::pin;
+
+        let link = Link::new();
+        let (sq_tx, sq_rx) = HeapRing::new(2).unwrap();
+        let (cq_tx, cq_rx) = HeapRing::new(2).unwrap();
+        let client = Client::<2, _>::from_rings(sq_tx, cq_rx, &link, Spin);
+        let mut server = Server::from_rings(sq_rx, cq_tx, &link, Spin);
+        let waiter = ReactorWaiter::new();
+        let (_, my_waker) = counting();
+        let (theirs, their_waker) = counting();
+        let on_reactor = OnReactor::new(&client, &waiter);
+        let mut mine = pin!(client.call_on_reactor(Request::new(1)));
+        let mut other = pin!(client.call_on_reactor(Request::new(2)));
+        let mut cx = Context::from_waker(&my_waker);
+        assert!(mine.as_mut().poll(&mut cx).is_pending());
+        assert!(
+            other
+                .as_mut()
+                .poll(&mut Context::from_waker(&their_waker))
+                .is_pending()
+        );
+        let first = server.try_recv().unwrap().unwrap();
+        let second = server.try_recv().unwrap().unwrap();
+        let mut answers = Some((first, second));
+        // While this call polls the reactor: the server answers it (and its
+        // notify takes the flag down), another call routes that answer,
+        // then the server answers the other call (no notify: the flag is
+        // down), and the reactor reports the first answer's wake-up.
+        let polled = on_reactor.poll(mine.as_mut(), &mut cx, |_| match answers.take() {
+            Some((first, second)) => {
+                assert!(link.client.wake.is_armed());
+                server.complete(first, 10, 0).unwrap();
+                assert!(!link.client.wake.is_armed());
+                assert_eq!(client.poll_completions().unwrap(), 1);
+                server.complete(second, 20, 0).unwrap();
+                Poll::Ready(Wake::Notified)
+            }
+            None => Poll::Pending,
+        });
+        assert!(matches!(polled, Poll::Ready(Ok(r)) if r.result == 10));
+        // The other call's reply was routed, its task woken, and the flag
+        // is up again for whoever waits next.
+        assert_eq!(theirs.get(), 1);
+        assert!(link.client.wake.is_armed());
+        let mut cx = Context::from_waker(&their_waker);
+        assert!(matches!(other.as_mut().poll(&mut cx), Poll::Ready(Ok(r)) if r.result == 20));
     }
 
     #[test]

@@ -57,6 +57,21 @@ impl<'a, const N: usize, W: Notifier, const K: usize> Client<'a, N, W, K> {
         Call {
             client: self,
             state: CallState::Start(request),
+            reactor: false,
+        }
+    }
+
+    /// [`call_async`](Self::call_async) for a caller that waits on a
+    /// reactor (the tokio client's): the future never wakes its own task.
+    /// Its waker is woken when its reply is routed or a credit comes back;
+    /// the caller must make sure that someone routes (the call the reactor
+    /// wakes, `reactor_waiter`), or its task waits for good.
+    #[cfg_attr(any(not(feature = "tokio"), loom), allow(dead_code))]
+    pub(crate) fn call_on_reactor(&self, request: Request) -> Call<'_, 'a, N, W, K> {
+        Call {
+            client: self,
+            state: CallState::Start(request),
+            reactor: true,
         }
     }
 }
@@ -67,23 +82,25 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     /// the reply (which wakes the task) and, when it leaves the role, wakes
     /// every task that counted on it. With nobody driving, nothing else
     /// would drain the completion ring, so the task wakes itself: the
-    /// executor polls it again, and each poll routes what has arrived.
-    fn keep_polled(&self, cx: &Context<'_>) {
+    /// executor polls it again, and each poll routes what has arrived;
+    /// unless a `reactor` wakes a waiting call to route (see
+    /// [`call_on_reactor`](Self::call_on_reactor)).
+    fn keep_polled(&self, cx: &Context<'_>, reactor: bool) {
         let driven = {
             let mut inner = self.inner.lock();
             inner.tasks_wait_on_driver |= inner.driving;
             inner.driving
         };
-        if !driven {
+        if !driven && !reactor {
             cx.waker().wake_by_ref();
         }
     }
 
     /// Has the task of `cx` woken when a credit comes back (a thread
     /// drives), or at once if one came back since the submission found
-    /// none or nobody drives (the task polls again, as in
-    /// [`keep_polled`](Self::keep_polled)).
-    fn wake_on_credit(&self, cx: &Context<'_>) {
+    /// none or nobody drives and no `reactor` routes for it (the task polls
+    /// again, as in [`keep_polled`](Self::keep_polled)).
+    fn wake_on_credit(&self, cx: &Context<'_>, reactor: bool) {
         // Cloned outside the lock (a call out to the executor), and only
         // when it is to be kept; then the state is looked at afresh.
         let mut waker: Option<Waker> = None;
@@ -91,7 +108,7 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
             let mut inner = self.inner.lock();
             // Checked under the lock that registers the waker: a credit
             // that came back since `try_submit` found none has woken nobody.
-            if inner.table.has_credit() || !inner.driving {
+            if inner.table.has_credit() || !(inner.driving || reactor) {
                 drop(inner);
                 drop(waker);
                 cx.waker().wake_by_ref();
@@ -102,7 +119,7 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
                 waker = Some(cx.waker().clone());
                 continue;
             };
-            inner.tasks_wait_on_driver = true;
+            inner.tasks_wait_on_driver |= inner.driving;
             break inner.add_credit_waiter(kept);
         };
         drop(unused);
@@ -179,11 +196,16 @@ enum CallState {
 pub struct Call<'c, 'a, const N: usize, W: Notifier, const K: usize = 1> {
     client: &'c Client<'a, N, W, K>,
     state: CallState,
+    /// A reactor routes for this call's task: it never wakes itself.
+    reactor: bool,
 }
 
 impl<const N: usize, W: Notifier, const K: usize> fmt::Debug for Call<'_, '_, N, W, K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Call").field("state", &self.state).finish()
+        f.debug_struct("Call")
+            .field("state", &self.state)
+            .field("reactor", &self.reactor)
+            .finish()
     }
 }
 
@@ -211,7 +233,7 @@ impl<const N: usize, W: Notifier, const K: usize> Future for Call<'_, '_, N, W, 
                     match client.submit_with(request, Some(cx.waker().clone())) {
                         Ok(ticket) => {
                             this.state = CallState::Waiting(ticket);
-                            client.keep_polled(cx);
+                            client.keep_polled(cx, this.reactor);
                             return Poll::Pending;
                         }
                         Err(Rejected {
@@ -222,7 +244,7 @@ impl<const N: usize, W: Notifier, const K: usize> Future for Call<'_, '_, N, W, 
                             Ok(true) => this.state = CallState::Start(value),
                             Ok(false) => {
                                 this.state = CallState::Start(value);
-                                client.wake_on_credit(cx);
+                                client.wake_on_credit(cx, this.reactor);
                                 return Poll::Pending;
                             }
                             Err(e) => return Poll::Ready(Err(e)),
@@ -239,7 +261,7 @@ impl<const N: usize, W: Notifier, const K: usize> Future for Call<'_, '_, N, W, 
                         Ok(true) => this.state = CallState::Waiting(ticket),
                         Ok(false) => {
                             this.state = CallState::Waiting(ticket);
-                            client.keep_polled(cx);
+                            client.keep_polled(cx, this.reactor);
                             return Poll::Pending;
                         }
                         Err(e) => return Poll::Ready(Err(e)),

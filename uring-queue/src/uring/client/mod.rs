@@ -11,7 +11,10 @@
 mod blocks;
 mod call;
 mod park;
-#[cfg(all(feature = "tokio", target_os = "linux", not(loom)))]
+#[cfg(any(
+    all(feature = "tokio", target_os = "linux", not(loom)),
+    all(test, loom)
+))]
 mod reactor;
 mod submit;
 mod wait;

@@ -22,6 +22,14 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
         ready
     }
 
+    /// Arms the client's wake flag again after a waiting call took the
+    /// server's wake-up from the reactor: the calls that still wait count
+    /// on the flag being up (see `reactor_waiter::OnReactor::poll`). The
+    /// caller routes the completion ring next.
+    pub(crate) fn reactor_rearm(&self) {
+        self.link.client.wake.arm();
+    }
+
     /// Runs the liveness checks (see `reactor::check`); once the server is
     /// gone, latches it and wakes every waiter, so each future resolves to
     /// [`Error::PeerGone`] (after its reply, if that was posted).
@@ -56,7 +64,6 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     /// Latches the server gone (its connection's socket hung up) and wakes
     /// every waiter, so each future resolves to [`Error::PeerGone`] (after
     /// its reply, if that was posted).
-    #[cfg(all(feature = "tokio", target_os = "linux", not(loom)))]
     pub(crate) fn reactor_gone(&self) {
         self.inner.lock().watch.latch_gone();
         self.wake_all();
@@ -80,6 +87,10 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     }
 
     /// The client's notifier.
+    #[cfg_attr(
+        loom,
+        allow(dead_code, reason = "the tokio client's, which loom does not build")
+    )]
     pub(crate) fn notifier(&self) -> &W {
         &self.notifier
     }

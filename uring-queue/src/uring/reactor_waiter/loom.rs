@@ -1,20 +1,28 @@
 //! Loom models of which waiting call of an async client the reactor wakes
 //! ([`ReactorWaiter`]: calls polling a reactor, registering and leaving in
 //! every interleaving, the registration always naming the call whose waker
-//! the reactor holds). Without `--cfg loom` each model runs once, on real
-//! threads.
+//! the reactor holds), and of whole calls waiting on a reactor
+//! ([`OnReactor`] over a real client and server, no call ever waking its
+//! own task). Without `--cfg loom` each model runs once, on real threads.
 //!
 //! ```text
 //! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
 //!     cargo test -p ncio-uring-queue --release --all-features --lib uring::reactor_waiter::loom
 //! ```
 
-use super::{Leave, ReactorWaiter};
-use crate::loom::sync::{Arc, Mutex};
+use super::{Leave, OnReactor, ReactorWaiter, Wake};
+use crate::HeapRing;
+use crate::loom::sync::{Arc, Condvar, Mutex};
 use crate::loom::{model, thread};
+use crate::uring::{Client, Link, Notifier, Options, Request, Server, WakeFlag};
+use alloc::boxed::Box;
+use alloc::task::Wake as TaskWake;
 use alloc::vec::Vec;
+use core::future::{Future, poll_fn};
 use core::num::NonZeroUsize;
-use core::task::Poll;
+use core::pin::pin;
+use core::task::{Context, Poll, Waker};
+use core::time::Duration;
 
 /// Call `id` polls a reactor that has nothing for it, and goes pending.
 fn go_pending(waiter: &ReactorWaiter, id: NonZeroUsize) {
@@ -207,6 +215,171 @@ fn the_last_call_the_reactor_holds_hands_off_as_it_leaves() {
         let held = reactor.waker().unwrap();
         let (_, held_left) = calls.iter().find(|(id, _)| *id == held).unwrap();
         assert_eq!(*held_left, Leave::HandOff, "{calls:?}");
+        assert_eq!(waiter.registered(), None);
+    });
+}
+
+/// A reactor as tokio's `AsyncFd` is for an eventfd: readiness set by the
+/// peer's write and cleared by the poll that reports it, and one waker, the
+/// last poller's, woken when readiness is set.
+#[derive(Default)]
+struct EventReactor {
+    state: Mutex<(bool, Option<Waker>)>,
+}
+
+impl EventReactor {
+    fn poll(&self, cx: &Context<'_>) -> Poll<Wake> {
+        let mut state = self.state.lock().unwrap();
+        if core::mem::replace(&mut state.0, false) {
+            return Poll::Ready(Wake::Notified);
+        }
+        state.1 = Some(cx.waker().clone());
+        Poll::Pending
+    }
+
+    /// The peer writes the eventfd.
+    fn write(&self) {
+        let waker = {
+            let mut state = self.state.lock().unwrap();
+            state.0 = true;
+            state.1.take()
+        };
+        if let Some(w) = waker {
+            w.wake();
+        }
+    }
+}
+
+/// The notifiers of the model: the server parks on a condition variable
+/// (never timing out, so a lost wake-up is a deadlock loom reports); the
+/// server's wake-ups of the client write the client's [`EventReactor`].
+struct Side {
+    parking: Arc<(Mutex<()>, Condvar)>,
+    /// The client's reactor, on the server's side: what its wake-ups write.
+    reactor: Option<Arc<EventReactor>>,
+}
+
+impl Notifier for Side {
+    fn wait(&self, flag: &WakeFlag, _timeout: Duration) {
+        let guard = self.parking.0.lock().unwrap();
+        if flag.is_armed() {
+            drop(self.parking.1.wait(guard).unwrap());
+        }
+    }
+
+    fn wake(&self, _flag: &WakeFlag) {
+        if let Some(reactor) = &self.reactor {
+            reactor.write();
+        }
+        let _guard = self.parking.0.lock().unwrap();
+        self.parking.1.notify_all();
+    }
+}
+
+/// A task's wake-up, for [`block_on`]: a flag and a condition variable.
+#[derive(Default)]
+struct Unpark {
+    woken: Mutex<bool>,
+    cv: Condvar,
+}
+
+impl TaskWake for Unpark {
+    fn wake(self: alloc::sync::Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &alloc::sync::Arc<Self>) {
+        *self.woken.lock().unwrap() = true;
+        self.cv.notify_one();
+    }
+}
+
+/// Runs `future` as one task on this thread: polls it, and sleeps until its
+/// waker is woken between polls, with no timeout.
+fn block_on<F: Future>(future: F) -> F::Output {
+    let unpark = alloc::sync::Arc::new(Unpark::default());
+    let waker = Waker::from(unpark.clone());
+    let mut cx = Context::from_waker(&waker);
+    let mut future = pin!(future);
+    loop {
+        if let Poll::Ready(v) = future.as_mut().poll(&mut cx) {
+            return v;
+        }
+        let mut woken = unpark.woken.lock().unwrap();
+        while !*woken {
+            woken = unpark.cv.wait(woken).unwrap();
+        }
+        *woken = false;
+    }
+}
+
+/// No spinning, and no park timeout that matters: every wait goes to the
+/// reactor, and only a wake-up ends it.
+const REACTOR_ONLY: Options = Options {
+    spin: 0,
+    min_spin: 0,
+    park_timeout: Duration::from_secs(3600),
+    stale_after: None,
+    yield_every: 0,
+};
+
+/// A call as the tokio client makes one, without its liveness timer (which
+/// would hide a lost wake-up): its future never wakes its own task.
+fn reactor_call(
+    client: &Client<'_, 2, Side>,
+    waiter: &ReactorWaiter,
+    reactor: &EventReactor,
+    op: u32,
+) -> i32 {
+    let on_reactor = OnReactor::new(client, waiter);
+    let mut call = pin!(client.call_on_reactor(Request::new(op)));
+    let reply = block_on(poll_fn(|cx| {
+        on_reactor.poll(call.as_mut(), cx, |cx| reactor.poll(cx))
+    }));
+    reply.unwrap().result
+}
+
+/// Two tasks on two threads share one reactor-driven client, one call each,
+/// against a server on a third thread. Neither call wakes its own task, so
+/// each is woken only by the reactor (as the registered call), by the call
+/// that routes its reply, or by a hand-off: in every interleaving both
+/// replies reach their callers, and nobody sleeps for good.
+#[test]
+fn two_reactor_calls_finish_without_waking_themselves() {
+    model(|| {
+        let link = Box::leak(Box::new(Link::new()));
+        let reactor = Arc::new(EventReactor::default());
+        let parking = Arc::new((Mutex::new(()), Condvar::new()));
+        let (sq_tx, sq_rx) = HeapRing::new(2).unwrap();
+        let (cq_tx, cq_rx) = HeapRing::new(2).unwrap();
+        let client_side = Side {
+            parking: parking.clone(),
+            reactor: None,
+        };
+        let server_side = Side {
+            parking,
+            reactor: Some(reactor.clone()),
+        };
+        let mut client = Client::<2, _>::from_rings(sq_tx, cq_rx, link, client_side);
+        let mut server = Server::from_rings(sq_rx, cq_tx, link, server_side);
+        client.set_options(REACTOR_ONLY);
+        server.set_options(REACTOR_ONLY);
+        let client = Arc::new(client);
+        let waiter = Arc::new(ReactorWaiter::new());
+        let s = thread::spawn(move || {
+            for _ in 0..2 {
+                let incoming = server.recv().unwrap();
+                let op = incoming.opcode() as i32;
+                server.complete(incoming, op * 10, 0).unwrap();
+            }
+        });
+        let (other, other_waiter, other_reactor) =
+            (client.clone(), waiter.clone(), reactor.clone());
+        let t = thread::spawn(move || reactor_call(&other, &other_waiter, &other_reactor, 1));
+        assert_eq!(reactor_call(&client, &waiter, &reactor, 2), 20);
+        assert_eq!(t.join().unwrap(), 10);
+        s.join().unwrap();
+        assert_eq!(client.in_flight(), 0);
         assert_eq!(waiter.registered(), None);
     });
 }

@@ -1,15 +1,14 @@
 //! The reactor-driven client: calls whose completions the runtime's
 //! reactor routes, so that no thread of the caller's has to drive.
 
-use super::wakeup::{Wake, Wakeup, tick};
-use crate::uring::reactor_waiter::{Leave, ReactorWaiter};
+use super::wakeup::{Wakeup, tick};
+use crate::uring::reactor_waiter::{OnReactor, ReactorWaiter};
 use crate::uring::{Block, Client, Error, EventFd, Reply, Request};
 use ::tokio::time::{Sleep, sleep};
 use core::fmt;
 use core::future::poll_fn;
-use core::num::NonZeroUsize;
-use core::pin::{Pin, pin};
-use core::task::{Context, Poll};
+use core::pin::pin;
+use core::task::Poll;
 use std::io;
 
 /// A [`Client`] whose calls are driven by the tokio runtime they run on:
@@ -271,13 +270,10 @@ impl CallDriver {
         client: &Client<'_, N, EventFd, K>,
         request: Request,
     ) -> Result<Reply, Error> {
-        let id = self.waiter.take_id();
-        let _leaving = Leaving {
-            client,
-            waiter: &self.waiter,
-            id,
-        };
-        let mut call = pin!(client.call_async(request));
+        // Declared before the call's future, so dropped after it: a call
+        // cancelled with its future leaves with it.
+        let on_reactor = OnReactor::new(client, &self.waiter);
+        let mut call = pin!(client.call_on_reactor(request));
         let mut timer = pin!(None::<Sleep>);
         let mut submitted = false;
         poll_fn(|cx| {
@@ -292,73 +288,26 @@ impl CallDriver {
                 }
                 return first;
             }
-            self.poll_call(client, call.as_mut(), timer.as_mut(), id, cx)
+            loop {
+                if let Poll::Ready(reply) =
+                    on_reactor.poll(call.as_mut(), cx, |cx| self.wakeup.poll(cx))
+                {
+                    return Poll::Ready(reply);
+                }
+                let period = client.options().park_timeout;
+                if timer.is_none() {
+                    timer.set(Some(sleep(period)));
+                }
+                let Some(sleep) = timer.as_mut().as_pin_mut() else {
+                    return Poll::Pending;
+                };
+                if !tick(sleep, period, cx) {
+                    return Poll::Pending;
+                }
+                // A park timeout without news: judge the server.
+                let _ = client.reactor_check(true);
+            }
         })
         .await
-    }
-
-    /// One poll of call `id`: its own progress first; while it waits, the
-    /// handshake of `uring::reactor` on the client's flag, then the reactor
-    /// (the eventfd, and the socket of a service's connection) and the
-    /// liveness timer.
-    fn poll_call<const N: usize, const K: usize, F: Future<Output = Result<Reply, Error>>>(
-        &self,
-        client: &Client<'_, N, EventFd, K>,
-        mut call: Pin<&mut F>,
-        mut timer: Pin<&mut Option<Sleep>>,
-        id: NonZeroUsize,
-        cx: &mut Context<'_>,
-    ) -> Poll<Result<Reply, Error>> {
-        loop {
-            if let Poll::Ready(reply) = call.as_mut().poll(cx) {
-                return Poll::Ready(reply);
-            }
-            // Completions to route, or the server gone (latched, so the
-            // next poll of the call reports it): look again.
-            if client.reactor_arm() || client.reactor_check(false).is_err() {
-                continue;
-            }
-            // The reactor's poll and the registration as one step: the
-            // registered call is the one whose waker the reactor holds.
-            match self.waiter.pend(id, || self.wakeup.poll(cx)) {
-                Poll::Ready(Wake::Notified) => continue,
-                // The socket hung up, or carried bytes the protocol never
-                // sends: the peer is gone, attached or not.
-                Poll::Ready(Wake::HungUp) => {
-                    client.reactor_gone();
-                    continue;
-                }
-                Poll::Pending => {}
-            }
-            let period = client.options().park_timeout;
-            if timer.is_none() {
-                timer.set(Some(sleep(period)));
-            }
-            let Some(sleep) = timer.as_mut().as_pin_mut() else {
-                return Poll::Pending;
-            };
-            if !tick(sleep, period, cx) {
-                return Poll::Pending;
-            }
-            // A park timeout without news: judge the server.
-            let _ = client.reactor_check(true);
-        }
-    }
-}
-
-/// Leaves with a call, finished or dropped: if the reactor would wake it,
-/// another waiting call takes that role.
-struct Leaving<'c, 'a, const N: usize, const K: usize> {
-    client: &'c Client<'a, N, EventFd, K>,
-    waiter: &'c ReactorWaiter,
-    id: NonZeroUsize,
-}
-
-impl<const N: usize, const K: usize> Drop for Leaving<'_, '_, N, K> {
-    fn drop(&mut self) {
-        match self.waiter.leave(self.id) {
-            Leave::HandOff => self.client.reactor_hand_off(),
-            Leave::Quietly => {}
-        }
     }
 }

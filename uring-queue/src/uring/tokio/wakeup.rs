@@ -4,6 +4,7 @@
 
 use crate::uring::EventFd;
 use crate::uring::eventfd::{drain, hung_up};
+pub(crate) use crate::uring::reactor_waiter::Wake;
 use ::tokio::io::Interest;
 use ::tokio::io::unix::AsyncFd;
 use ::tokio::runtime::Handle;
@@ -13,16 +14,6 @@ use core::task::{Context, Poll};
 use core::time::Duration;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-
-/// What woke a side.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Wake {
-    /// The peer wrote the eventfd.
-    Notified,
-    /// The connection's socket hung up, or carried bytes the protocol
-    /// never sends: the peer is gone now, not a park timeout later.
-    HungUp,
-}
 
 /// A side's eventfd (a duplicate of its notifier's), and the socket its
 /// notifier watches if it has one, registered with the current runtime's
