@@ -5,6 +5,13 @@
 //! than 1 ms and more than the park timeout (10 ms): a call that waits out
 //! the park timeout is one the reactor did not wake.
 //!
+//! Then the same with tokio's own channels in place of the pair, on the
+//! same runtime: the eight tasks send each request through one bounded
+//! `mpsc` channel (16 places, as the pair's 16 credits) with a `oneshot`
+//! for its reply, and a server task answers. That is the runtime's own
+//! floor for the same round trips: what it costs the slowest call to wait
+//! for a worker on this machine, whatever it waits for.
+//!
 //! A measurement, for docs/benchmarks.md; the loom models in
 //! `src/uring/reactor_waiter/loom.rs` prove the hand-off it exercises.
 //!
@@ -44,7 +51,7 @@ fn main() {
         .enable_all()
         .build()
         .expect("runtime");
-    let mut times: Vec<Duration> = rt.block_on(async move {
+    let times: Vec<Duration> = rt.block_on(async move {
         let server = tokio::spawn(async move {
             let mut server = AsyncServer::new(server).expect("server");
             loop {
@@ -83,11 +90,60 @@ fn main() {
         server.await.expect("server task");
         all
     });
+    report("the pair's AsyncClient", times, calls, park);
+
+    // The anchor: the same round trips through tokio's own channels.
+    let times: Vec<Duration> = rt.block_on(async move {
+        use tokio::sync::{mpsc, oneshot};
+        let (requests, mut incoming) = mpsc::channel::<(u32, oneshot::Sender<i32>)>(16);
+        let server = tokio::spawn(async move {
+            while let Some((op, reply)) = incoming.recv().await {
+                let _ = reply.send(op as i32);
+            }
+        });
+        let tasks: Vec<_> = (0..TASKS)
+            .map(|t| {
+                let requests = requests.clone();
+                tokio::spawn(async move {
+                    let mut times = Vec::with_capacity(per_task as usize);
+                    for k in 0..per_task {
+                        let op = (t << 24) | k;
+                        let start = Instant::now();
+                        let (reply, answer) = oneshot::channel();
+                        requests.send((op, reply)).await.expect("send");
+                        let result = answer.await.expect("answer");
+                        times.push(start.elapsed());
+                        assert_eq!(result, op as i32);
+                    }
+                    times
+                })
+            })
+            .collect();
+        drop(requests);
+        let mut all = Vec::with_capacity(calls as usize);
+        for t in tasks {
+            all.extend(t.await.expect("task"));
+        }
+        server.await.expect("server task");
+        all
+    });
+    report("tokio's mpsc and oneshot (anchor)", times, calls, park);
+}
+
+/// Prints one line of figures for `times`.
+#[cfg(target_os = "linux")]
+fn report(
+    what: &str,
+    mut times: Vec<core::time::Duration>,
+    calls: u32,
+    park: core::time::Duration,
+) {
+    use core::time::Duration;
     times.sort_unstable();
     let n = times.len();
     let over = |limit: Duration| times.iter().filter(|t| **t > limit).count();
     println!(
-        "{n} calls, {TASKS} tasks, 2 workers: slowest {:?}, 99.99th percentile {:?}, median {:?}; \
+        "{what}: {calls} calls, 8 tasks, 2 workers: slowest {:?}, 99.99th percentile {:?}, median {:?}; \
          over 1 ms: {}; over the park timeout ({park:?}): {}",
         times[n - 1],
         times[n * 9999 / 10000],

@@ -51,7 +51,8 @@ pub(crate) fn check<W: Notifier + ?Sized>(
     watch.check(peer, notifier, options, parked)
 }
 
-#[cfg(test)]
+// Plain unit tests: loom's atomics work only inside a model.
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
     use crate::uring::{Link, Options, Spin};
