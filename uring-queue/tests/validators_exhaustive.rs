@@ -122,6 +122,9 @@ fn parts_fit(parts: &[(u128, u128, u128)], total: u128) -> bool {
 
 const SR_WORDS: [usize; 8] = [12, 16, 20, 24, 28, 32, 36, 40];
 const SR_CAP: u32 = 16;
+/// The element's alignment the header records: `u64`'s, which is 4 on
+/// 32-bit x86 and 8 on the other targets.
+const SR_ALIGN: u32 = core::mem::align_of::<u64>() as u32;
 
 /// What `SharedRing::<u64>::attach` must accept on a region of `len`
 /// bytes: `w` are the header words from offset 12 on.
@@ -129,12 +132,17 @@ fn shared_ring_ok(w: [u32; 8], len: usize) -> bool {
     let [size, align, cap, prod, cons, data, total, release] = w.map(u128::from);
     let len = len as u128;
     size == 8
-        && align == 8
+        && align == u128::from(SR_ALIGN)
         && cap.is_power_of_two()
         && cap <= 1 << 31
         && total <= len
         && parts_fit(
-            &[(0, 64, 1), (prod, 8, 4), (cons, 8, 4), (data, 8 * cap, 8)],
+            &[
+                (0, 64, 1),
+                (prod, 8, 4),
+                (cons, 8, 4),
+                (data, 8 * cap, u128::from(SR_ALIGN)),
+            ],
             total,
         )
         && (1..=cap).contains(&release)
@@ -149,7 +157,7 @@ fn attach_shared(mem: &mut Mem, w: [u32; 8], len: usize) -> Result<(), RegionErr
     // aside: a line there overlaps the header, which attach refuses).
     for line in [w[3], w[4]] {
         let line = line as usize;
-        if line >= 64 && line + 8 <= len {
+        if line >= 64 && line.checked_add(8).is_some_and(|end| end <= len) {
             mem.0[line..line + 8].fill(0);
         }
     }
@@ -173,7 +181,7 @@ fn attach_shared(mem: &mut Mem, w: [u32; 8], len: usize) -> Result<(), RegionErr
 fn shared_ring_header_words_one_at_a_time() {
     let mut seen = Seen::default();
     let mut m = mem();
-    let canonical = [8, 8, SR_CAP, 128, 256, 384, 384 + 8 * SR_CAP, 1];
+    let canonical = [8, SR_ALIGN, SR_CAP, 128, 256, 384, 384 + 8 * SR_CAP, 1];
     for len in [512, 4096] {
         for k in 0..8 {
             for v in classes_u32(&[canonical[k], len as u32]) {
@@ -203,7 +211,7 @@ fn shared_ring_header_offsets_all_together() {
     for &prod in &offs {
         for &cons in &offs {
             for &data in &offs {
-                let w = [8, 8, SR_CAP, prod, cons, data, 4096, 1];
+                let w = [8, SR_ALIGN, SR_CAP, prod, cons, data, 4096, 1];
                 let expected = shared_ring_ok(w, len);
                 seen.note(expected);
                 let found = attach_shared(&mut m, w, len);
@@ -223,7 +231,7 @@ fn shared_ring_capacity_total_and_release_interval() {
     for cap in classes_u32(&[SR_CAP, 32, 64, 464]) {
         for total in classes_u32(&[384 + 8 * cap.min(1 << 20), 4096]) {
             for release in classes_u32(&[cap]) {
-                let w = [8, 8, cap, 128, 256, 384, total, release];
+                let w = [8, SR_ALIGN, cap, 128, 256, 384, total, release];
                 let expected = shared_ring_ok(w, len);
                 seen.note(expected);
                 let found = attach_shared(&mut m, w, len);

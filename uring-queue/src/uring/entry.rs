@@ -22,7 +22,9 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 /// assert_eq!(core::mem::size_of::<Sqe>(), 40);
 /// assert_eq!(Sqe::read_from_bytes(sqe.as_bytes()).unwrap(), sqe);
 /// ```
-#[repr(C)]
+// `align(8)`: the same layout on every target, those whose `u64` is
+// 4-aligned (32-bit x86) included.
+#[repr(C, align(8))]
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
 )]
@@ -54,7 +56,9 @@ pub struct Sqe {
 /// assert_eq!(core::mem::size_of::<Cqe>(), 24);
 /// assert_eq!(cqe.response_len, 0);
 /// ```
-#[repr(C)]
+// `align(8)`: the same layout on every target, those whose `u64` is
+// 4-aligned (32-bit x86) included.
+#[repr(C, align(8))]
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout,
 )]
