@@ -41,7 +41,8 @@ pub struct Turn {
 #[derive(Debug)]
 struct Entry {
     session: Session,
-    /// It may have requests waiting: serve it this round.
+    /// It may have requests waiting: serve it this round. Exactly the
+    /// clients marked so are in the hub's ready list, once each.
     ready: bool,
 }
 
@@ -57,7 +58,9 @@ struct Entry {
 /// return at once.
 ///
 /// An idle client costs nothing per round: its wake flag stays armed, and
-/// it is looked at only when its eventfd fires.
+/// it is looked at only when its eventfd fires. A round visits the clients
+/// marked ready and no other, so its cost does not grow with the number
+/// connected.
 ///
 /// When the process runs out of descriptors (or memory) to accept with,
 /// the listening socket, which stays readable while clients wait, leaves
@@ -96,6 +99,12 @@ pub struct Hub {
     service: Service,
     epoll: OwnedFd,
     clients: Vec<Option<Entry>>,
+    /// The indices of the clients marked ready, each once: those the next
+    /// round serves.
+    ready: Vec<usize>,
+    /// The round being served (the ready list taken at its start); kept
+    /// for its allocation.
+    round: Vec<usize>,
     batch: usize,
     /// Whether the listening socket is in the epoll set.
     listening: Listening,
@@ -149,6 +158,8 @@ impl Hub {
             service,
             epoll,
             clients: Vec::new(),
+            ready: Vec::new(),
+            round: Vec::new(),
             batch: 16,
             listening: Listening::Yes,
         })
@@ -196,9 +207,14 @@ impl Hub {
             self.until_resume(timeout)
         };
         let accept = self.wait(timeout, &mut turn)?;
-        for index in 0..self.clients.len() {
+        // Clients that stay ready go back on the (now empty) ready list for
+        // the next round.
+        let mut round = core::mem::replace(&mut self.ready, core::mem::take(&mut self.round));
+        for &index in &round {
             self.serve(index, handler, &mut turn);
         }
+        round.clear();
+        self.round = round;
         if accept {
             self.accept(&mut turn)?;
         }
@@ -261,7 +277,17 @@ impl Hub {
 
     /// Whether a client has requests left over from the last round.
     pub(crate) fn is_busy(&self) -> bool {
-        self.clients.iter().flatten().any(|e| e.ready)
+        !self.ready.is_empty()
+    }
+
+    /// Marks client `index` ready (once) if it is connected.
+    fn mark_ready(&mut self, index: usize) {
+        if let Some(Some(entry)) = self.clients.get_mut(index) {
+            if !entry.ready {
+                entry.ready = true;
+                self.ready.push(index);
+            }
+        }
     }
 
     /// The epoll set: readable while something waits to be served.
@@ -299,7 +325,7 @@ impl Hub {
                 self.drop_client(index, turn);
             } else if let Some(Some(entry)) = self.clients.get_mut(index) {
                 drain(entry.session.server_mut().notifier().as_fd());
-                entry.ready = true;
+                self.mark_ready(index);
             }
         }
         Ok(accept)
@@ -338,6 +364,8 @@ impl Hub {
                 entry.ready = more || server.reactor_arm();
                 if !alive {
                     self.drop_client(index, turn);
+                } else if entry.ready {
+                    self.ready.push(index);
                 }
             }
             Err(_) => self.drop_client(index, turn),
@@ -399,6 +427,7 @@ impl Hub {
             session,
             ready: true,
         });
+        self.ready.push(index);
         Ok(())
     }
 
@@ -408,6 +437,11 @@ impl Hub {
             return;
         };
         if let Some(mut entry) = slot.take() {
+            if entry.ready {
+                // Off the ready list, so that a client admitted into the
+                // same place later is on it once.
+                self.ready.retain(|&i| i != index);
+            }
             let _ = epoll::delete(&self.epoll, entry.session.socket());
             let _ = epoll::delete(&self.epoll, entry.session.server_mut().notifier().as_fd());
             turn.dropped += 1;
@@ -430,4 +464,106 @@ where
         .complete(incoming, result, len)
         .map_err(|r| r.error)?;
     Ok(true)
+}
+
+#[cfg(all(test, not(miri)))]
+mod tests {
+    use super::*;
+    use crate::uring::Request;
+    use crate::uring::service::{BindOptions, ClientConfig, connect};
+    use std::sync::mpsc;
+    use alloc::{format, vec};
+
+    /// The ready list holds exactly the clients marked ready, once each.
+    fn assert_ready_list(hub: &Hub) {
+        let mut listed = hub.ready.clone();
+        listed.sort_unstable();
+        listed.dedup();
+        assert_eq!(
+            listed.len(),
+            hub.ready.len(),
+            "listed twice: {:?}",
+            hub.ready
+        );
+        let marked: Vec<usize> = (0..hub.clients.len())
+            .filter(|&i| matches!(&hub.clients[i], Some(e) if e.ready))
+            .collect();
+        assert_eq!(listed, marked);
+    }
+
+    #[test]
+    fn a_round_serves_the_clients_marked_ready_and_no_other() {
+        let name = format!("hub-ready-{}", std::process::id());
+        let mut hub =
+            Hub::new(Service::bind(name.as_str(), BindOptions::default()).unwrap()).unwrap();
+        hub.set_batch(2);
+        let mut answer = |_: &Peer, incoming: &Incoming, _: &[u8], _: &mut [u8]| {
+            (incoming.opcode() as i32 + 1, 0)
+        };
+        let mut turn = |hub: &mut Hub, timeout: Duration| {
+            let t = hub.turn(Some(timeout), &mut answer).unwrap();
+            assert_ready_list(hub);
+            t
+        };
+        let (go, next) = mpsc::channel::<&str>();
+        let (done, finished) = mpsc::channel::<Vec<u32>>();
+        std::thread::scope(|s| {
+            // Owned here, so that a failed assertion drops them and the hub,
+            // and the client thread stops waiting.
+            let (go, finished, mut hub) = (go, finished, hub);
+            let name = name.as_str();
+            s.spawn(move || {
+                let clients: Vec<_> = (0..3)
+                    .map(|_| connect::<4>(name, ClientConfig::default()).unwrap())
+                    .collect();
+                done.send(vec![]).unwrap();
+                // Client 1 submits four requests at once; the others stay idle.
+                next.recv().unwrap();
+                let tickets: Vec<_> = (0..4)
+                    .map(|k| clients[1].submit(Request::new(10 + k)).unwrap())
+                    .collect();
+                done.send(vec![]).unwrap();
+                let results = tickets
+                    .into_iter()
+                    .map(|t| clients[1].wait(t).unwrap().result as u32)
+                    .collect();
+                done.send(results).unwrap();
+                // Client 0 hangs up.
+                next.recv().unwrap();
+                drop(clients);
+                done.send(vec![]).unwrap();
+            });
+            while finished.try_recv().is_err() {
+                turn(&mut hub, Duration::from_millis(1));
+            }
+            assert_eq!(hub.clients(), 3);
+            // Admitted clients are marked ready once; a round with nothing
+            // waiting arms their flags and leaves them off the list.
+            turn(&mut hub, Duration::ZERO);
+            assert!(hub.ready.is_empty() && !hub.is_busy());
+            go.send("submit").unwrap();
+            finished.recv().unwrap();
+            // Only client 1 is served, two requests a round; it stays on
+            // the list while requests are left.
+            let mut served = Vec::new();
+            for _ in 0..100 {
+                if served.iter().sum::<usize>() == 4 {
+                    break;
+                }
+                let t = turn(&mut hub, Duration::from_millis(50));
+                if t.served > 0 {
+                    served.push(t.served);
+                    assert!(hub.ready.len() <= 1, "{:?}", hub.ready);
+                }
+            }
+            assert_eq!(served, [2, 2]);
+            assert_eq!(finished.recv().unwrap(), [11, 12, 13, 14]);
+            go.send("hang up").unwrap();
+            finished.recv().unwrap();
+            while hub.clients() > 0 {
+                turn(&mut hub, Duration::from_secs(5));
+            }
+            assert!(hub.ready.is_empty());
+        });
+    }
 }
