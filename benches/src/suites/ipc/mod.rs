@@ -138,6 +138,7 @@ pub(crate) const ROLES: &[(&str, peer::Serve)] = &[
     ("unix", unix::serve),
     ("tokio", tokio_unix::serve),
     ("uring_queue", uring::serve),
+    (uring::PARKED_ROLE, uring::serve_parked),
     ("uring_queue_tokio", uring_tokio::serve),
     (loaded::ROLE, loaded::serve),
     #[cfg(feature = "iceoryx2")]

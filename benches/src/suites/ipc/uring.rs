@@ -24,7 +24,9 @@ use std::pin::Pin;
 use std::task::Poll;
 use std::time::{Duration, Instant};
 use uring_queue::SharedMemory;
-use uring_queue::uring::{self as uq, Config, Futex, Notifier, Reply, Request, Ticket, Uring};
+use uring_queue::uring::{
+    self as uq, Config, Futex, Notifier, Options, Reply, Request, Ticket, Uring,
+};
 
 /// In-flight table slots, ring entries and credits: the suite's deepest
 /// pipeline.
@@ -75,6 +77,38 @@ pub(crate) fn populate(shm: &mut SharedMemory) {
     }
 }
 
+/// How both ends of a [`Connection`] wait for the other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Waits {
+    /// The default options: spin, then park on the futex.
+    SpinThenPark,
+    /// Park on the futex at once, never spin: the way a side waits when
+    /// many processes share the CPUs (the `service` suite's floor).
+    Park,
+}
+
+impl Waits {
+    /// The server role that waits this way.
+    fn role(self) -> &'static str {
+        match self {
+            Self::SpinThenPark => "uring_queue",
+            Self::Park => PARKED_ROLE,
+        }
+    }
+}
+
+/// The server role whose server parks at once ([`Waits::Park`]).
+pub(crate) const PARKED_ROLE: &str = "uring_queue_parked";
+
+/// Options that never spin: each wait arms the wake flag and parks.
+pub(crate) fn parking() -> Options {
+    Options {
+        spin: 0,
+        min_spin: 0,
+        ..Options::default()
+    }
+}
+
 /// The client end of the connection, with its server process. Both the
 /// blocking and the async variant drive it (never at the same time).
 #[derive(Debug)]
@@ -94,11 +128,24 @@ impl<'m, 'p> Connection<'m, 'p> {
         patterns: &'p Patterns,
         cpu: Option<usize>,
     ) -> Result<Self, IpcError> {
+        Self::spawn_waiting(shm, (deep_max, patterns), cpu, Waits::SpinThenPark)
+    }
+
+    /// [`spawn`](Self::spawn) with both ends waiting as `waits` says.
+    pub fn spawn_waiting(
+        shm: &'m mut SharedMemory,
+        (deep_max, patterns): (usize, &'p Patterns),
+        cpu: Option<usize>,
+        waits: Waits,
+    ) -> Result<Self, IpcError> {
         let fd = shm.fd().try_clone_to_owned()?;
         populate(shm);
-        let client = Uring::init(shm.region(), config(deep_max))
+        let mut client = Uring::init(shm.region(), config(deep_max))
             .map_err(err)?
             .into_client::<SLOTS, _>(Futex::new());
+        if waits == Waits::Park {
+            client.set_options(parking());
+        }
         // Room for the deepest pipeline of the largest bodies it carries.
         for (len, needed) in [(deep_max, 2 * SLOTS), (MAX_BODY, 2)] {
             let mut blocks = Vec::new();
@@ -115,7 +162,7 @@ impl<'m, 'p> Connection<'m, 'p> {
                 client.free(block);
             }
         }
-        let peer = Peer::spawn("uring_queue", &[fd.as_fd()], cpu)?;
+        let peer = Peer::spawn(waits.role(), &[fd.as_fd()], cpu)?;
         Ok(Self {
             client,
             patterns,
@@ -328,12 +375,24 @@ impl<F: Future + Unpin> Batch<F> {
 /// The server: answers requests until the client closes its end, the
 /// blocking variants' and the regimes' (see [`regimes`](super::regimes)).
 pub fn serve(fds: Vec<OwnedFd>) -> Result<(), IpcError> {
+    serve_waiting(fds, Waits::SpinThenPark)
+}
+
+/// The server that parks at once ([`Waits::Park`]).
+pub fn serve_parked(fds: Vec<OwnedFd>) -> Result<(), IpcError> {
+    serve_waiting(fds, Waits::Park)
+}
+
+fn serve_waiting(fds: Vec<OwnedFd>, waits: Waits) -> Result<(), IpcError> {
     let fd = peer::one_fd(fds, "memfd")?;
     let mut shm = SharedMemory::open(fd).map_err(std::io::Error::from)?;
     populate(&mut shm);
     let mut server = Uring::attach(shm.region())
         .map_err(err)?
         .into_server(Futex::new());
+    if waits == Waits::Park {
+        server.set_options(parking());
+    }
     // The regimes' requests come over the same connection, told apart by
     // their flags.
     super::regimes::serve(&mut server, &Patterns::new())

@@ -17,22 +17,31 @@ const VARIANTS: &[&str] = &["service", "unix", "iceoryx2"];
 const VARIANTS: &[&str] = &["service", "unix"];
 
 /// Measures and writes the test's rows: variants `pair` (the anchor, this
-/// process on the plain pair), `service`, `unix` and `iceoryx2`, and the
-/// service's rate against `unix` and `iceoryx2`.
+/// process on the plain pair with default waits), `pair_parked` (the same
+/// on a pair whose ends park at once, as the service's ends do),
+/// `service`, `unix` and `iceoryx2`; the service's rate against
+/// `pair_parked`, `unix` and `iceoryx2`; and the pair's against `unix`, the
+/// ceiling of the service's.
 pub fn measure(
     knobs: &Knobs,
     patterns: &Patterns,
     processes: &mut Processes,
-    pair: &pair::Connection<'_, '_>,
+    [pair, parked]: [&pair::Connection<'_, '_>; 2],
 ) {
     let (m, n) = (knobs.active, knobs.requests);
     let total = m * n;
     let test = format!("active{m}");
     let processes = RefCell::new(processes);
-    let mut variants: Vec<(&'static str, Sample<'_>)> = vec![(
-        "pair",
-        Box::new(|| flight::pair(pair.client(), patterns, (SIZE, total, DEPTH))),
-    )];
+    let mut variants: Vec<(&'static str, Sample<'_>)> = vec![
+        (
+            "pair",
+            Box::new(|| flight::pair(pair.client(), patterns, (SIZE, total, DEPTH))),
+        ),
+        (
+            "pair_parked",
+            Box::new(|| flight::pair(parked.client(), patterns, (SIZE, total, DEPTH))),
+        ),
+    ];
     for &v in VARIANTS {
         let processes = &processes;
         variants.push((
@@ -43,7 +52,7 @@ pub fn measure(
     let times = rounds::run(&test, knobs.rounds, variants);
     eprintln!("  ({m} clients x {n} requests per sample, {DEPTH} in flight each)");
     times.emit(Kind::Rate, "pair", total, "req/s");
-    for other in &VARIANTS[1..] {
+    for other in ["pair_parked"].iter().chain(&VARIANTS[1..]) {
         let r = times.ratio(Kind::Rate, "service", other);
         row(
             "service",
@@ -52,6 +61,15 @@ pub fn measure(
             "x",
         );
     }
+    // The ceiling of the service's rate against the socket server: one pair
+    // at its best (each side spinning on a CPU of its own) does the same
+    // work per request on the same two CPUs, with no client to wake.
+    row(
+        "service",
+        &format!("{test}.pair.rate_vs_unix"),
+        times.ratio(Kind::Rate, "pair", "unix"),
+        "x",
+    );
     #[cfg(not(feature = "iceoryx2"))]
     {
         eprintln!(

@@ -8,7 +8,6 @@ use super::{DEPTH, SIZE, SMALL, unix};
 use crate::suites::ipc::uring::SLOTS;
 use crate::suites::ipc::wire::{IpcError, Patterns};
 use std::os::fd::OwnedFd;
-use uring_queue::uring::Options;
 use uring_queue::uring::service::{ClientConfig, Connection, connect};
 
 fn connected(name: &str, config: ClientConfig) -> Result<Connection<SLOTS>, IpcError> {
@@ -22,11 +21,7 @@ fn connected(name: &str, config: ClientConfig) -> Result<Connection<SLOTS>, IpcE
 /// answering.
 pub fn active_config() -> ClientConfig {
     ClientConfig {
-        options: Options {
-            spin: 0,
-            min_spin: 0,
-            ..Options::default()
-        },
+        options: crate::suites::ipc::uring::parking(),
     }
 }
 

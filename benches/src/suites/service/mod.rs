@@ -20,7 +20,10 @@
 //!   16 requests in flight (a new one as each reply is checked), on one
 //!   hub (`service`); the anchors, in the same rounds, are one client (this
 //!   process) keeping 16 in flight on one plain pair over a memfd with its
-//!   server process (`pair`, the `ipc` suite's pair and server), the same
+//!   server process (`pair`, the `ipc` suite's pair and server, default
+//!   spin-then-park waits), the same on a second pair whose two ends park
+//!   at once and never spin, as the service's clients and hub do
+//!   (`pair_parked`: one client's floor when nothing spins), the same
 //!   16 processes over Unix sockets to a tokio server with a task per
 //!   connection on one thread (`unix`), and, with the `iceoryx2` feature,
 //!   over iceoryx2 request/response, 16 clients on one service
@@ -38,10 +41,13 @@
 //! requests per second for `active16`), `<test>.<variant>.t_vs_<anchor>` or
 //! `rate_vs_<anchor>`, and `<test>.<variant>.spread` for every variant but
 //! the anchor; and the service's rate against the other anchors,
-//! `active16.service.rate_vs_unix` and `active16.service.rate_vs_iceoryx2`
-//! (`NaN` without the feature). The targets read
-//! `idle200.4B.service.t_vs_one` and the three `active16.service.rate_vs_*`
-//! rows; `connect.service.t_vs_unix` is reported, with no target.
+//! `active16.service.rate_vs_pair_parked`, `active16.service.rate_vs_unix`
+//! and `active16.service.rate_vs_iceoryx2` (`NaN` without the feature);
+//! and `active16.pair.rate_vs_unix`, the pair's own rate against the socket
+//! server: the ceiling of the service's, since 16 clients and a hub on the
+//! same CPUs do at least the pair's work per request.
+//! The targets read `idle200.4B.service.t_vs_one` and the
+//! `active16.service.rate_vs_*` rows; `connect.service.t_vs_unix` is reported, with no target.
 //!
 //! Knobs (environment): `COMPARE_SERVICE_IDLE` (idle clients, 200),
 //! `COMPARE_SERVICE_ACTIVE` (active clients, 16), `COMPARE_SERVICE_REQUESTS`
@@ -162,20 +168,32 @@ pub fn run(ctx: &Ctx) {
     };
     let patterns = Patterns::upto(SMALL);
     let mut processes = started("the processes", Processes::start(&knobs, server_cpu));
+    // Both memories before both pairs: the pairs borrow them.
     let mut shm = started("the pair", pair::memory(SMALL));
+    let mut parked_shm = started("the parked pair", pair::memory(SMALL));
     let pair = started(
         "the pair",
         pair::Connection::spawn(&mut shm, SMALL, &patterns, None),
+    );
+    let parked = started(
+        "the parked pair",
+        pair::Connection::spawn_waiting(
+            &mut parked_shm,
+            (SMALL, &patterns),
+            None,
+            pair::Waits::Park,
+        ),
     );
     {
         let _placement = Placement::pin_client();
         idle::measure(&knobs, &patterns);
     }
-    active::measure(&knobs, &patterns, &mut processes, &pair);
+    active::measure(&knobs, &patterns, &mut processes, [&pair, &parked]);
     connect::measure(&knobs, &patterns);
     let finish = |what: &str, r: Result<(), IpcError>| {
         r.unwrap_or_else(|e| panic!("service: shutting down {what}: {e}"))
     };
     finish("the pair", pair.finish());
+    finish("the parked pair", parked.finish());
     finish("the processes", processes.finish());
 }

@@ -471,8 +471,8 @@ mod tests {
     use super::*;
     use crate::uring::Request;
     use crate::uring::service::{BindOptions, ClientConfig, connect};
-    use std::sync::mpsc;
     use alloc::{format, vec};
+    use std::sync::mpsc;
 
     /// The ready list holds exactly the clients marked ready, once each.
     fn assert_ready_list(hub: &Hub) {
