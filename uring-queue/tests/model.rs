@@ -357,7 +357,11 @@ proptest! {
 
     #[test]
     fn deferred_region_ring_matches_model(ops in prop::collection::vec(deferred_op(), OPS / 2..=OPS)) {
-        let mut mem = [0u64; 64];
+        // Aligned as the region's header needs on every target (a `u64`
+        // array is 4-aligned on 32-bit x86).
+        #[repr(C, align(128))]
+        struct Mem([u8; 512]);
+        let mut mem = Mem([0; 512]);
         let ptr = core::ptr::NonNull::from(&mut mem).cast::<u8>();
         // SAFETY: `mem` outlives both views and is not otherwise used while
         // they live; they build one producer and one consumer.
