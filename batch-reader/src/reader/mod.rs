@@ -373,6 +373,11 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
     // backend call, and a call into it would cost as much again.
     #[inline(always)]
     pub fn read_buf(&mut self, addr: u64, buf: &mut [u8]) -> ReadSummary {
+        // With `small`, a lone op takes the batch route too: the same
+        // summary, counters and backend call, without a route of its own.
+        if cfg!(feature = "small") {
+            return self.read_buf_general(addr, buf);
+        }
         match self.read_one(addr, buf) {
             Some(summary) => summary,
             None => self.read_buf_general(addr, buf),
