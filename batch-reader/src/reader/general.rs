@@ -92,10 +92,20 @@ enum Split {
 }
 
 impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S, N, F> {
+    /// Every op of `ops` by the general route, one table-full after another.
+    #[inline(never)]
+    pub(super) fn general_windows(&mut self, ops: &mut [ReadOp<'_>], done: &mut Done<'_>) {
+        let geometry = self.backend.geometry();
+        let mut cursor = Cursor { op: 0, offset: 0 };
+        while cursor.op < ops.len() {
+            self.general_window(geometry, ops, &mut cursor, done);
+        }
+    }
+
     /// One table-full from `cursor` by the general route, and its
     /// completions. Kept out of line: its tables are large, and callers whose
     /// windows take the direct route should not carry them on their stack.
-    #[inline(never)]
+    #[cfg_attr(not(feature = "small"), inline(never))]
     pub(super) fn general_window(
         &mut self,
         geometry: Geometry,
