@@ -346,7 +346,14 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
     #[inline]
     pub fn read_val<T: FromBytes + IntoBytes>(&mut self, addr: u64) -> Result<T, ReadErrorKind> {
         let mut value = T::new_zeroed();
-        match self.read_buf(addr, value.as_mut_bytes()).first_error() {
+        // With `small`, only the first failure is kept: what `read_buf`
+        // would sum up besides is not linked.
+        let failed = if cfg!(feature = "small") {
+            self.read_first_error(addr, value.as_mut_bytes())
+        } else {
+            self.read_buf(addr, value.as_mut_bytes()).first_error()
+        };
+        match failed {
             None => Ok(value),
             Some(failed) => Err(failed.kind),
         }

@@ -79,4 +79,18 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         self.process_with(&mut ops, &mut sum, false);
         ReadSummary::new(len, ok, first_error)
     }
+
+    /// The first failure of `read_buf(addr, buf)`: the same batch of one
+    /// by the general route, with nothing else summed up.
+    #[inline(never)]
+    pub(super) fn read_first_error(&mut self, addr: u64, buf: &mut [u8]) -> Option<PartialRead> {
+        let mut first = None;
+        let mut ops = [ReadOp::new(addr, buf, 0)];
+        self.general_windows(&mut ops, &mut |c: Completion<'_>| {
+            if first.is_none() {
+                first = c.first_error();
+            }
+        });
+        first
+    }
 }
