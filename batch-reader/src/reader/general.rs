@@ -396,7 +396,9 @@ pub(super) fn push<'w>(
 }
 
 /// The first slot from `from` on that is not done (`slots.len()` if none).
-#[inline]
+// Out of line with `small`, like `apply_plan`: fewer bytes than inlined.
+#[cfg_attr(feature = "small", inline(never))]
+#[cfg_attr(not(feature = "small"), inline)]
 fn next_pending(slots: &[Slot<'_>], from: usize) -> usize {
     let rest = slots.get(from..).unwrap_or(&[]);
     from + rest.iter().take_while(|s| s.state == State::Done).count()
@@ -660,6 +662,9 @@ pub(super) fn reject_pending(slots: &mut [Slot<'_>], records: &mut [FragRecord],
 /// counts it: a fragment read alone gets the outcome; a merged read's
 /// members go through [`apply_run`]. `scratch` holds the bytes of merged
 /// reads made there.
+// Out of line with `small`: inlined into the batch loop it costs more
+// flash than the call.
+#[cfg_attr(feature = "small", inline(never))]
 pub(super) fn apply_plan(
     p: &Plan,
     slots: &mut [Slot<'_>],
