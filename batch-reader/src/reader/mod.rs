@@ -493,7 +493,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         done: &mut D,
         direct: bool,
     ) {
-        if !direct {
+        if cfg!(feature = "small") && !direct {
             // One out-of-line loop for every caller.
             self.general_windows(ops, done);
             return;
@@ -501,7 +501,7 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         let geometry = self.backend.geometry();
         let mut cursor = Cursor { op: 0, offset: 0 };
         while cursor.op < ops.len() {
-            if cursor.offset == 0 {
+            if direct && cursor.offset == 0 {
                 // The window the table would hold if every op is one fragment.
                 let end = cursor.op + (ops.len() - cursor.op).min(F);
                 let window = ops.get_mut(cursor.op..end).unwrap_or_default();
