@@ -92,10 +92,20 @@ enum Split {
 }
 
 impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S, N, F> {
+    /// Every op of `ops` by the general route, one table-full after another.
+    #[inline(never)]
+    pub(super) fn general_windows(&mut self, ops: &mut [ReadOp<'_>], done: &mut Done<'_>) {
+        let geometry = self.backend.geometry();
+        let mut cursor = Cursor { op: 0, offset: 0 };
+        while cursor.op < ops.len() {
+            self.general_window(geometry, ops, &mut cursor, done);
+        }
+    }
+
     /// One table-full from `cursor` by the general route, and its
     /// completions. Kept out of line: its tables are large, and callers whose
     /// windows take the direct route should not carry them on their stack.
-    #[inline(never)]
+    #[cfg_attr(not(feature = "small"), inline(never))]
     pub(super) fn general_window(
         &mut self,
         geometry: Geometry,
@@ -105,14 +115,16 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
     ) {
         let mut records: crate::stack::Stack<FragRecord, F> = crate::stack::Stack::new();
         let mut slots: crate::stack::Stack<Slot<'_>, F> = crate::stack::Stack::new();
-        let taken = fill_table(
-            geometry,
-            ops,
-            cursor,
-            records.as_mut_view(),
-            slots.as_mut_view(),
-        );
-        self.counters.add(&taken);
+        counted(&mut self.counters, |n| {
+            fill_table(
+                geometry,
+                ops,
+                cursor,
+                records.as_mut_view(),
+                slots.as_mut_view(),
+                n,
+            );
+        });
         self.execute(geometry, &mut slots, &mut records);
         drop(slots);
         complete_records(ops, &records, done);
@@ -148,14 +160,30 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
             submit::<B, F>(backend, slots, scratch, batch)
         };
         let table = Table { slots, records };
-        let n = run_batches(planner, scratch, table, plans.as_mut_view(), &mut submit);
-        counters.add(&n);
+        counted(counters, |n| {
+            run_batches(planner, scratch, table, plans.as_mut_view(), &mut submit, n);
+        });
     }
 }
 
 /// Hands one planned batch to the backend: [`submit`] at the reader's
 /// backend and `F`.
 type Submit<'s> = dyn FnMut(&mut [Slot<'_>], &mut [u8], &mut Batch<'_>) -> usize + 's;
+
+/// Runs `count` with the counters it adds to. With `small`, they are the
+/// reader's own: no second set to clear and add up. Otherwise a local set,
+/// added to the reader's at the end, so that the loops do not store
+/// through the reader per op.
+#[inline(always)]
+fn counted(counters: &mut Counters, count: impl FnOnce(&mut Counters)) {
+    if cfg!(feature = "small") {
+        count(counters);
+    } else {
+        let mut n = Counters::default();
+        count(&mut n);
+        counters.add(&n);
+    }
+}
 
 /// A window's fragments: the slots to read into and the records of what
 /// each read.
@@ -167,7 +195,7 @@ struct Table<'t, 'w> {
 /// [`Reader::execute`]'s loop: batch after batch, each planned into `plans`
 /// (refilled in place: a table of plans returned by value would be copied
 /// every round), submitted and applied, until every slot has its outcome.
-/// Returns what it counted. Out of line, so that every reader shares it.
+/// Adds what it counts to `n`. Out of line, so that every reader shares it.
 #[inline(never)]
 fn run_batches(
     planner: Planner,
@@ -175,10 +203,9 @@ fn run_batches(
     table: Table<'_, '_>,
     plans: &mut StackView<Plan>,
     submit: &mut Submit<'_>,
-) -> Counters {
+    n: &mut Counters,
+) {
     let Table { slots, records } = table;
-    // Kept local so the loop does not store through the reader per op.
-    let mut n = Counters::default();
     let mut batch = Batch {
         plans,
         scratch_used: 0,
@@ -198,10 +225,9 @@ fn run_batches(
             break;
         }
         for plan in batch.plans.iter().take(accepted) {
-            apply_plan(plan, slots, records, scratch, &mut n);
+            apply_plan(plan, slots, records, scratch, n);
         }
     }
-    n
 }
 
 /// The completions of a table-full: one per op, over its records.
@@ -223,15 +249,15 @@ fn complete_records(ops: &[ReadOp<'_>], records: &[FragRecord], done: &mut Done<
 
 /// Puts the ops from `cursor` into the table, fragment by fragment, until
 /// they are all in or the table is full, and moves `cursor` past them.
-/// Returns what they count for: ops, bytes requested and fragments.
+/// Adds what they count for to `n`: ops, bytes requested and fragments.
 fn fill_table<'w>(
     geometry: Geometry,
     ops: &'w mut [ReadOp<'_>],
     cursor: &mut Cursor,
     records: &mut StackView<FragRecord>,
     slots: &mut StackView<Slot<'w>>,
-) -> Counters {
-    let mut n = Counters::default();
+    n: &mut Counters,
+) {
     for (op_index, op) in ops.iter_mut().enumerate().skip(cursor.op) {
         if records.is_full() {
             break;
@@ -264,7 +290,6 @@ fn fill_table<'w>(
             }
         }
     }
-    n
 }
 
 /// `Some` (with the error to record, `None` for an empty op) if `op` is
@@ -371,7 +396,9 @@ pub(super) fn push<'w>(
 }
 
 /// The first slot from `from` on that is not done (`slots.len()` if none).
-#[inline]
+// Out of line with `small`, like `apply_plan`: fewer bytes than inlined.
+#[cfg_attr(feature = "small", inline(never))]
+#[cfg_attr(not(feature = "small"), inline)]
 fn next_pending(slots: &[Slot<'_>], from: usize) -> usize {
     let rest = slots.get(from..).unwrap_or(&[]);
     from + rest.iter().take_while(|s| s.state == State::Done).count()
@@ -635,6 +662,9 @@ pub(super) fn reject_pending(slots: &mut [Slot<'_>], records: &mut [FragRecord],
 /// counts it: a fragment read alone gets the outcome; a merged read's
 /// members go through [`apply_run`]. `scratch` holds the bytes of merged
 /// reads made there.
+// Out of line with `small`: inlined into the batch loop it costs more
+// flash than the call.
+#[cfg_attr(feature = "small", inline(never))]
 pub(super) fn apply_plan(
     p: &Plan,
     slots: &mut [Slot<'_>],

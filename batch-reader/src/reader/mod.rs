@@ -346,7 +346,14 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
     #[inline]
     pub fn read_val<T: FromBytes + IntoBytes>(&mut self, addr: u64) -> Result<T, ReadErrorKind> {
         let mut value = T::new_zeroed();
-        match self.read_buf(addr, value.as_mut_bytes()).first_error() {
+        // With `small`, only the first failure is kept: what `read_buf`
+        // would sum up besides is not linked.
+        let failed = if cfg!(feature = "small") {
+            self.read_first_error(addr, value.as_mut_bytes())
+        } else {
+            self.read_buf(addr, value.as_mut_bytes()).first_error()
+        };
+        match failed {
             None => Ok(value),
             Some(failed) => Err(failed.kind),
         }
@@ -373,6 +380,11 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
     // backend call, and a call into it would cost as much again.
     #[inline(always)]
     pub fn read_buf(&mut self, addr: u64, buf: &mut [u8]) -> ReadSummary {
+        // With `small`, a lone op takes the batch route too: the same
+        // summary, counters and backend call, without a route of its own.
+        if cfg!(feature = "small") {
+            return self.read_buf_general(addr, buf);
+        }
         match self.read_one(addr, buf) {
             Some(summary) => summary,
             None => self.read_buf_general(addr, buf),
@@ -481,6 +493,11 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         done: &mut D,
         direct: bool,
     ) {
+        if cfg!(feature = "small") && !direct {
+            // One out-of-line loop for every caller.
+            self.general_windows(ops, done);
+            return;
+        }
         let geometry = self.backend.geometry();
         let mut cursor = Cursor { op: 0, offset: 0 };
         while cursor.op < ops.len() {

@@ -59,8 +59,9 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
         Some(ReadSummary::new(len, failed.valid, first_error))
     }
 
-    /// `read_buf` of an op that is not one fragment: the general route,
-    /// which `read_many` would take for it alone, summed up.
+    /// `read_buf` of an op that is not one fragment (of every op, with
+    /// `small`): the general route, which `read_many` would take for it
+    /// alone, summed up.
     #[inline(never)]
     pub(super) fn read_buf_general(&mut self, addr: u64, buf: &mut [u8]) -> ReadSummary {
         let len = buf.len();
@@ -73,8 +74,23 @@ impl<B: ReadBackend, S: AsMut<[u8]>, const N: usize, const F: usize> Reader<B, S
                 first_error = c.first_error();
             }
         };
-        // Not one fragment, so the direct route would not take it.
+        // Not one fragment (or `small`), so the direct route would not
+        // take it.
         self.process_with(&mut ops, &mut sum, false);
         ReadSummary::new(len, ok, first_error)
+    }
+
+    /// The first failure of `read_buf(addr, buf)`: the same batch of one
+    /// by the general route, with nothing else summed up.
+    #[inline(never)]
+    pub(super) fn read_first_error(&mut self, addr: u64, buf: &mut [u8]) -> Option<PartialRead> {
+        let mut first = None;
+        let mut ops = [ReadOp::new(addr, buf, 0)];
+        self.general_windows(&mut ops, &mut |c: Completion<'_>| {
+            if first.is_none() {
+                first = c.first_error();
+            }
+        });
+        first
     }
 }
