@@ -51,6 +51,7 @@ fn main() {
         .enable_all()
         .build()
         .expect("runtime");
+    let started = Instant::now();
     let times: Vec<Duration> = rt.block_on(async move {
         let server = tokio::spawn(async move {
             let mut server = AsyncServer::new(server).expect("server");
@@ -90,9 +91,16 @@ fn main() {
         server.await.expect("server task");
         all
     });
-    report("the pair's AsyncClient", times, calls, park);
+    report(
+        "the pair's AsyncClient",
+        times,
+        calls,
+        park,
+        started.elapsed(),
+    );
 
     // The anchor: the same round trips through tokio's own channels.
+    let started = Instant::now();
     let times: Vec<Duration> = rt.block_on(async move {
         use tokio::sync::{mpsc, oneshot};
         let (requests, mut incoming) = mpsc::channel::<(u32, oneshot::Sender<i32>)>(16);
@@ -127,7 +135,13 @@ fn main() {
         server.await.expect("server task");
         all
     });
-    report("tokio's mpsc and oneshot (anchor)", times, calls, park);
+    report(
+        "tokio's mpsc and oneshot (anchor)",
+        times,
+        calls,
+        park,
+        started.elapsed(),
+    );
 }
 
 /// Prints one line of figures for `times`.
@@ -137,14 +151,16 @@ fn report(
     mut times: Vec<core::time::Duration>,
     calls: u32,
     park: core::time::Duration,
+    wall: core::time::Duration,
 ) {
     use core::time::Duration;
     times.sort_unstable();
     let n = times.len();
     let over = |limit: Duration| times.iter().filter(|t| **t > limit).count();
     println!(
-        "{what}: {calls} calls, 8 tasks, 2 workers: slowest {:?}, 99.99th percentile {:?}, median {:?}; \
-         over 1 ms: {}; over the park timeout ({park:?}): {}",
+        "{what}: {calls} calls, 8 tasks, 2 workers, {:.2} s: slowest {:?}, 99.99th percentile {:?}, \
+         median {:?}; over 1 ms: {}; over the park timeout ({park:?}): {}",
+        wall.as_secs_f64(),
         times[n - 1],
         times[n * 9999 / 10000],
         times[n / 2],

@@ -353,9 +353,20 @@ fn a_sessions_task_yields_after_a_batch_in_a_row() {
             .collect();
         assert_eq!(seen, expect);
         assert_eq!(count.0.load(Ordering::Relaxed), 2);
-        // Nothing left: pending without a wake (the reactor wakes it).
-        assert!(session.poll_recv(&mut cx).is_pending());
-        assert_eq!(count.0.load(Ordering::Relaxed), 2);
+        // Nothing left: the wait spins a turn per poll, yielding (the task
+        // woken at once) between turns, then is pending without a wake (the
+        // reactor wakes it). The default spin is 4,096 checks, 32 a turn.
+        let mut yields = 0;
+        loop {
+            let before = count.0.load(Ordering::Relaxed);
+            assert!(session.poll_recv(&mut cx).is_pending());
+            if count.0.load(Ordering::Relaxed) == before {
+                break;
+            }
+            yields += 1;
+            assert!(yields < 4096 / 32, "still spinning after {yields} turns");
+        }
+        assert!(yields > 0);
         for t in tickets {
             assert_eq!(client.client().wait(t).unwrap().result, 0);
         }

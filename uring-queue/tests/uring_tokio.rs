@@ -1,7 +1,9 @@
 //! The reactor-driven pair (feature `tokio`) within one process: calls that
-//! complete on a `current_thread` runtime with nothing else driving, 64 in
-//! flight, calls dropped at random points, a server that goes away, a
-//! blocking server with an async client, and a multi-thread runtime.
+//! complete on a `current_thread` runtime with nothing else driving (both
+//! sides with their default spin, which yields to the runtime between
+//! turns), 64 in flight, calls dropped at random points, a server that goes
+//! away, a blocking server with an async client, a busy server that still
+//! yields to the runtime, and a multi-thread runtime.
 
 #![cfg(target_os = "linux")]
 
@@ -13,9 +15,7 @@ use core::task::{Context, Poll};
 use futures_util::future::join_all;
 use uring_queue::Region;
 use uring_queue::uring::tokio::{AsyncClient, AsyncServer};
-use uring_queue::uring::{
-    Client, Config, Error, EventFd, NotifierKind, Options, Request, Server, Uring,
-};
+use uring_queue::uring::{Client, Config, Error, EventFd, NotifierKind, Request, Server, Uring};
 
 mod common;
 use common::XorShift;
@@ -38,20 +38,6 @@ fn pair(mem: &mut Mem) -> (Client<'_, SLOTS, EventFd>, Server<'_, EventFd>) {
     Uring::init(Region::new(&mut mem.0), CONFIG)
         .unwrap()
         .split::<SLOTS, _, _>(for_client, for_server)
-}
-
-/// Both sides as tasks of one thread: a side that spins keeps its peer from
-/// running, so they spin little.
-fn one_thread<'a>(
-    (mut client, mut server): (Client<'a, SLOTS, EventFd>, Server<'a, EventFd>),
-) -> (Client<'a, SLOTS, EventFd>, Server<'a, EventFd>) {
-    let options = Options {
-        spin: 16,
-        ..Options::default()
-    };
-    client.set_options(options);
-    server.set_options(options);
-    (client, server)
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -109,7 +95,7 @@ async fn echo_call(client: &AsyncClient<'_, SLOTS>, op: u32, len: usize) -> Resu
 )]
 fn calls_complete_on_a_current_thread_runtime_with_nothing_else_driving() {
     let mut mem = memory();
-    let (client, server) = one_thread(pair(&mut mem));
+    let (client, server) = pair(&mut mem);
     // One thread: the test's own, in `block_on`. Client and server are two
     // futures on it, woken by the reactor only.
     runtime().block_on(async {
@@ -134,7 +120,7 @@ fn calls_complete_on_a_current_thread_runtime_with_nothing_else_driving() {
 )]
 fn sixty_four_calls_in_flight() {
     let mut mem = memory();
-    let (client, server) = one_thread(pair(&mut mem));
+    let (client, server) = pair(&mut mem);
     runtime().block_on(async {
         let mut server = AsyncServer::new(server).unwrap();
         let client = AsyncClient::new(client).unwrap();
@@ -175,7 +161,7 @@ async fn cancel_after<F: Future>(future: F, polls: u64) -> Option<F::Output> {
 )]
 fn calls_dropped_at_random_points_leave_the_client_consistent() {
     let mut mem = memory();
-    let (client, server) = one_thread(pair(&mut mem));
+    let (client, server) = pair(&mut mem);
     runtime().block_on(async {
         let mut server = AsyncServer::new(server).unwrap();
         let client = AsyncClient::new(client).unwrap();
@@ -219,7 +205,7 @@ fn calls_dropped_at_random_points_leave_the_client_consistent() {
 )]
 fn every_waiting_call_gets_peer_gone_when_the_server_goes() {
     let mut mem = memory();
-    let (client, server) = one_thread(pair(&mut mem));
+    let (client, server) = pair(&mut mem);
     runtime().block_on(async {
         let mut server = AsyncServer::new(server).unwrap();
         let client = AsyncClient::new(client).unwrap();
@@ -275,6 +261,62 @@ fn a_blocking_server_serves_an_async_client() {
             }
         });
         assert_eq!(served.join().unwrap(), 5000);
+    });
+}
+
+/// A server that always finds a request waiting still returns to the
+/// runtime once its task has spent tokio's budget: on a multi-thread
+/// runtime, tasks queued behind it on its worker (its clients' calls among
+/// them) would otherwise wait until one of its spins came up empty.
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "tokio's reactor: epoll waits with timers, too slow under Miri; tests/uring_kind.rs and the reactor's unit tests cover the pure steps"
+)]
+fn a_busy_server_yields_to_the_runtime() {
+    // Three rounds of 48: more than tokio's budget for one poll of a task.
+    const ROUNDS: usize = 3;
+    const BATCH: usize = 48;
+    let mut mem = memory();
+    let (client, server) = pair(&mut mem);
+    runtime().block_on(async {
+        let mut server = AsyncServer::new(server).unwrap();
+        // Within one poll of the task: each round submits a batch and takes
+        // requests until `poll_recv` is pending.
+        let mut taken = 0;
+        for _ in 0..ROUNDS {
+            for _ in 0..BATCH {
+                // Its reply is not waited for: its credit comes back with it.
+                let ticket = client.try_submit(Request::new(1)).unwrap();
+                client.cancel(ticket).unwrap();
+            }
+            taken += poll_fn(|cx| {
+                let mut n = 0;
+                loop {
+                    match server.poll_recv(cx) {
+                        Poll::Ready(Ok(incoming)) => {
+                            server.complete(incoming, 2, 0).unwrap();
+                            n += 1;
+                        }
+                        Poll::Ready(Err(e)) => panic!("{e}"),
+                        Poll::Pending => return Poll::Ready(n),
+                    }
+                }
+            })
+            .await;
+            client.poll_completions().unwrap();
+        }
+        // The budget ran out: `poll_recv` was pending with requests waiting.
+        assert!(taken < ROUNDS * BATCH, "{taken}");
+        assert_eq!(client.in_flight(), ROUNDS * BATCH - taken);
+        // Back from the runtime, the rest are served.
+        while taken < ROUNDS * BATCH {
+            let incoming = server.recv().await.unwrap();
+            server.complete(incoming, 2, 0).unwrap();
+            taken += 1;
+        }
+        client.poll_completions().unwrap();
+        assert_eq!(client.in_flight(), 0);
     });
 }
 

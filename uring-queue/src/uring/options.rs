@@ -56,6 +56,11 @@ pub struct Options {
     /// on a busy machine, where the peer may wait for a CPU that our spin
     /// keeps busy, it falls to `min_spin` and the side parks early, which
     /// also lets the scheduler run the peer at once when it is woken.
+    ///
+    /// A reactor-driven side (the `tokio` feature) makes its checks a few
+    /// at a time, one turn per poll, and yields to the runtime between
+    /// turns, so that its spin never holds the runtime's worker from a peer
+    /// task on the same runtime.
     pub spin: u32,
     /// The least the adaptive spin budget falls to (see
     /// [`spin`](Self::spin)). Default: 1024, enough that a side with a

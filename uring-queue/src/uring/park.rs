@@ -45,6 +45,15 @@ pub(crate) struct SpinBudget {
     since_probe: u32,
 }
 
+/// One spinning phase of a [`SpinBudget`]: the budget it started from, and
+/// the checks it makes (the ceiling's when it probes).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SpinPlan {
+    checks: u32,
+    /// The checks this phase makes.
+    pub(crate) limit: u32,
+}
+
 /// How often a fallen budget probes with the full ceiling.
 pub(crate) const PROBE_EVERY: u32 = 16;
 
@@ -67,6 +76,20 @@ impl SpinBudget {
     /// adapts the budget. Returns whether it became ready.
     #[inline]
     pub(crate) fn spin(&mut self, options: &Options, mut ready: impl FnMut() -> bool) -> bool {
+        let plan = self.plan(options);
+        for i in 0..plan.limit {
+            if ready() {
+                self.settle(plan, Some(i));
+                return true;
+            }
+            spin_step(i, options.yield_every);
+        }
+        self.settle(plan, None);
+        false
+    }
+
+    /// Starts a spinning phase: how many checks it makes.
+    pub(crate) fn plan(&mut self, options: &Options) -> SpinPlan {
         let checks = self.checks(options);
         let mut limit = checks;
         if checks < options.spin {
@@ -76,19 +99,18 @@ impl SpinBudget {
                 limit = options.spin;
             }
         }
-        for i in 0..limit {
-            if ready() {
-                self.checks = if i >= checks / 2 {
-                    checks.max(i.saturating_add(1)).saturating_mul(2)
-                } else {
-                    checks
-                };
-                return true;
-            }
-            spin_step(i, options.yield_every);
-        }
-        self.checks = checks / 2;
-        false
+        SpinPlan { checks, limit }
+    }
+
+    /// Ends the spinning phase `plan`: the entry was found at check
+    /// `found` (from 0), or not at all; adapts the budget.
+    pub(crate) fn settle(&mut self, plan: SpinPlan, found: Option<u32>) {
+        let checks = plan.checks;
+        self.checks = match found {
+            Some(i) if i >= checks / 2 => checks.max(i.saturating_add(1)).saturating_mul(2),
+            Some(_) => checks,
+            None => checks / 2,
+        };
     }
 
     /// The entry came right after the spin gave up: spin longer next time.

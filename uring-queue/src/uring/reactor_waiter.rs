@@ -20,6 +20,7 @@
 
 use crate::loom::sync::SpinLock;
 use crate::loom::sync::atomic::{AtomicUsize, Ordering};
+use crate::uring::reactor::{Spread, Step};
 use crate::uring::wake::Notifier;
 use crate::uring::{Client, Error, Reply};
 use core::future::Future;
@@ -54,6 +55,8 @@ pub(crate) struct OnReactor<'c, 'a, const N: usize, W: Notifier, const K: usize>
     client: &'c Client<'a, N, W, K>,
     waiter: &'c ReactorWaiter,
     id: NonZeroUsize,
+    /// The call's spin, spread over its polls.
+    spread: Spread,
 }
 
 impl<'c, 'a, const N: usize, W: Notifier, const K: usize> OnReactor<'c, 'a, N, W, K> {
@@ -63,29 +66,39 @@ impl<'c, 'a, const N: usize, W: Notifier, const K: usize> OnReactor<'c, 'a, N, W
             client,
             waiter,
             id: waiter.take_id(),
+            spread: Spread::new(),
         }
     }
 
     /// One poll of the call: its own progress first; while it waits, the
-    /// handshake of `uring::reactor` on the client's flag (a spin, then
-    /// the flag armed and the ring looked at again), then `reactor` (the
-    /// eventfd, and the socket of a service's connection), polled and
-    /// registered with as one step. `Pending` leaves the task's waker with
-    /// the call's slot and, if this call is the last to wait, with the
-    /// reactor; the caller adds its liveness timer.
+    /// handshake of `uring::reactor` on the client's flag (a spin spread
+    /// over polls, yielding to the runtime between turns, then the flag
+    /// armed and the ring looked at again), then `reactor` (the eventfd,
+    /// and the socket of a service's connection), polled and registered
+    /// with as one step. `Pending` leaves the task's waker with the call's
+    /// slot and, if this call is the last to wait, with the reactor (or,
+    /// between turns of the spin, the task woken); the caller adds its
+    /// liveness timer.
     pub(crate) fn poll<F: Future<Output = Result<Reply, Error>>>(
-        &self,
+        &mut self,
         mut call: Pin<&mut F>,
         cx: &mut Context<'_>,
         mut reactor: impl FnMut(&mut Context<'_>) -> Poll<Wake>,
     ) -> Poll<Result<Reply, Error>> {
         loop {
             if let Poll::Ready(reply) = call.as_mut().poll(cx) {
+                self.client.reactor_found(&mut self.spread);
                 return Poll::Ready(reply);
             }
-            // Completions to route, or the server gone (latched, so the
-            // next poll of the call reports it): look again.
-            if self.client.reactor_arm() || self.client.reactor_check(false).is_err() {
+            match self.client.reactor_step(&mut self.spread, cx.waker()) {
+                // Completions to route: look again.
+                Step::Ready => continue,
+                Step::Yield => return Poll::Pending,
+                Step::Wait => {}
+            }
+            // The server gone (latched, so the next poll of the call
+            // reports it): look again.
+            if self.client.reactor_check(false).is_err() {
                 continue;
             }
             // The reactor's poll and the registration as one step: the
@@ -374,12 +387,18 @@ mod tests {
         let link = Link::new();
         let (sq_tx, sq_rx) = HeapRing::new(2).unwrap();
         let (cq_tx, cq_rx) = HeapRing::new(2).unwrap();
-        let client = Client::<2, _>::from_rings(sq_tx, cq_rx, &link, Spin);
+        let mut client = Client::<2, _>::from_rings(sq_tx, cq_rx, &link, Spin);
+        // No spin: the first poll goes to the reactor.
+        client.set_options(crate::uring::Options {
+            spin: 0,
+            min_spin: 0,
+            ..crate::uring::Options::default()
+        });
         let mut server = Server::from_rings(sq_rx, cq_tx, &link, Spin);
         let waiter = ReactorWaiter::new();
         let (_, my_waker) = counting();
         let (theirs, their_waker) = counting();
-        let on_reactor = OnReactor::new(&client, &waiter);
+        let mut on_reactor = OnReactor::new(&client, &waiter);
         let mut mine = pin!(client.call_on_reactor(Request::new(1)));
         let mut other = pin!(client.call_on_reactor(Request::new(2)));
         let mut cx = Context::from_waker(&my_waker);
@@ -415,6 +434,53 @@ mod tests {
         assert!(link.client.wake.is_armed());
         let mut cx = Context::from_waker(&their_waker);
         assert!(matches!(other.as_mut().poll(&mut cx), Poll::Ready(Ok(r)) if r.result == 20));
+    }
+
+    /// A waiting call spins a turn at a time and yields to the runtime
+    /// between turns (its task woken at once), so that a server task on
+    /// the same worker can run; it goes to the reactor only once its spin
+    /// is over.
+    #[test]
+    fn a_waiting_call_yields_between_turns_of_its_spin() {
+        use crate::HeapRing;
+        use crate::uring::reactor::CHECKS_PER_TURN;
+        use crate::uring::{Link, Request, Server, Spin};
+        use core::pin::pin;
+
+        let link = Link::new();
+        let (sq_tx, sq_rx) = HeapRing::new(2).unwrap();
+        let (cq_tx, cq_rx) = HeapRing::new(2).unwrap();
+        let client = Client::<2, _>::from_rings(sq_tx, cq_rx, &link, Spin);
+        let mut server = Server::from_rings(sq_rx, cq_tx, &link, Spin);
+        assert!(client.options().spin > CHECKS_PER_TURN);
+        let waiter = ReactorWaiter::new();
+        let (count, waker) = counting();
+        let mut cx = Context::from_waker(&waker);
+        let mut on_reactor = OnReactor::new(&client, &waiter);
+        let mut call = pin!(client.call_on_reactor(Request::new(1)));
+        let mut reactor_polls = 0;
+        // Submitted, one turn of the spin, then a yield: not registered
+        // with the reactor, the flag down, the task woken to go on.
+        let polled = on_reactor.poll(call.as_mut(), &mut cx, |_| {
+            reactor_polls += 1;
+            Poll::Pending
+        });
+        assert!(polled.is_pending());
+        assert_eq!(count.get(), 1);
+        assert_eq!(reactor_polls, 0);
+        assert!(!link.client.wake.is_armed());
+        assert_eq!(waiter.registered(), None);
+        // The server runs meanwhile; the next poll finds the reply.
+        let incoming = server.try_recv().unwrap().unwrap();
+        server.complete(incoming, 10, 0).unwrap();
+        let polled = on_reactor.poll(call.as_mut(), &mut cx, |_| {
+            reactor_polls += 1;
+            Poll::Pending
+        });
+        assert!(matches!(polled, Poll::Ready(Ok(r)) if r.result == 10));
+        assert_eq!(reactor_polls, 0);
+        drop(on_reactor);
+        assert_eq!(client.in_flight(), 0);
     }
 
     #[test]

@@ -8,11 +8,15 @@ use super::park::{self, Round, SpinBudget};
 use super::payload::{Area, Span};
 #[cfg(all(feature = "std", target_os = "linux", not(loom)))]
 use super::reactor;
+#[cfg(all(feature = "tokio", target_os = "linux", not(loom)))]
+use super::reactor::{Spread, Step};
 use super::table::Place;
 use super::wake::Notifier;
 use super::{Error, Options, Rejected};
 use crate::{Consumer, Producer};
 use core::fmt;
+#[cfg(all(feature = "tokio", target_os = "linux", not(loom)))]
+use core::task::Waker;
 
 /// A request taken from the submission ring, its blocks validated against
 /// the payload area. Redeem it with [`Server::complete`].
@@ -877,6 +881,28 @@ impl<W: Notifier, const K: usize> Server<'_, W, K> {
             &mut self.spin_budget,
             || !sq.is_empty(),
         )
+    }
+
+    /// One step of a reactor-driven wait's spin (see [`Spread`]), after
+    /// publishing what was consumed.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn reactor_step(&mut self, spread: &mut Spread, waker: &Waker) -> Step {
+        self.publish_inbound();
+        let sq = &self.sq;
+        spread.step(
+            &self.link.server,
+            &self.options,
+            &mut self.spin_budget,
+            waker,
+            || !sq.is_empty(),
+        )
+    }
+
+    /// A request came while `spread` was under way: it ends as a spin that
+    /// found one.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn reactor_found(&mut self, spread: &mut Spread) {
+        spread.found(&mut self.spin_budget);
     }
 
     /// The liveness checks (see `reactor::check`): whether the client still

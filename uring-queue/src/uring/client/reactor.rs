@@ -4,22 +4,34 @@
 use super::Client;
 use crate::uring::Error;
 use crate::uring::reactor;
+use crate::uring::reactor::{Spread, Step};
 use crate::uring::wake::Notifier;
+use core::task::Waker;
 
 impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
-    /// Publishes what was consumed, spins, then arms the client's wake flag
-    /// for the reactor. Returns whether completions wait to be routed.
-    pub(crate) fn reactor_arm(&self) -> bool {
+    /// One step of a waiting call's spin (see [`Spread`]), after
+    /// publishing what was consumed: [`Step::Ready`] when completions wait
+    /// to be routed.
+    pub(crate) fn reactor_step(&self, spread: &mut Spread, waker: &Waker) -> Step {
         let (options, mut budget) = {
             let mut inner = self.inner.lock();
             inner.publish_inbound();
             (inner.options, inner.spin_budget)
         };
-        let ready = reactor::arm(&self.link.client, &options, &mut budget, || {
+        let step = spread.step(&self.link.client, &options, &mut budget, waker, || {
             !self.inner.lock().cq.is_empty()
         });
         self.inner.lock().spin_budget = budget;
-        ready
+        step
+    }
+
+    /// A waiting call's reply came while its `spread` was under way
+    /// (routed by another call): the phase ends as a spin that found it.
+    pub(crate) fn reactor_found(&self, spread: &mut Spread) {
+        let mut inner = self.inner.lock();
+        let mut budget = inner.spin_budget;
+        spread.found(&mut budget);
+        inner.spin_budget = budget;
     }
 
     /// Arms the client's wake flag again after a waiting call took the

@@ -331,12 +331,68 @@ fn reactor_call(
     reactor: &EventReactor,
     op: u32,
 ) -> i32 {
-    let on_reactor = OnReactor::new(client, waiter);
+    let mut on_reactor = OnReactor::new(client, waiter);
     let mut call = pin!(client.call_on_reactor(Request::new(op)));
     let reply = block_on(poll_fn(|cx| {
         on_reactor.poll(call.as_mut(), cx, |cx| reactor.poll(cx))
     }));
     reply.unwrap().result
+}
+
+/// Runs two calls of one reactor-driven client, on two threads, against a
+/// blocking server on a third, the client with `options`; checks both
+/// replies and that nothing is left in flight or registered.
+fn two_calls_on_a_reactor(options: Options) {
+    let link = Box::leak(Box::new(Link::new()));
+    let reactor = Arc::new(EventReactor::default());
+    let parking = Arc::new((Mutex::new(()), Condvar::new()));
+    let (sq_tx, sq_rx) = HeapRing::new(2).unwrap();
+    let (cq_tx, cq_rx) = HeapRing::new(2).unwrap();
+    let client_side = Side {
+        parking: parking.clone(),
+        reactor: None,
+    };
+    let server_side = Side {
+        parking,
+        reactor: Some(reactor.clone()),
+    };
+    let mut client = Client::<2, _>::from_rings(sq_tx, cq_rx, link, client_side);
+    let mut server = Server::from_rings(sq_rx, cq_tx, link, server_side);
+    client.set_options(options);
+    server.set_options(REACTOR_ONLY);
+    let client = Arc::new(client);
+    let waiter = Arc::new(ReactorWaiter::new());
+    let s = thread::spawn(move || {
+        for _ in 0..2 {
+            let incoming = server.recv().unwrap();
+            let op = incoming.opcode() as i32;
+            server.complete(incoming, op * 10, 0).unwrap();
+        }
+    });
+    let (other, other_waiter, other_reactor) = (client.clone(), waiter.clone(), reactor.clone());
+    let t = thread::spawn(move || reactor_call(&other, &other_waiter, &other_reactor, 1));
+    assert_eq!(reactor_call(&client, &waiter, &reactor, 2), 20);
+    assert_eq!(t.join().unwrap(), 10);
+    s.join().unwrap();
+    assert_eq!(client.in_flight(), 0);
+    assert_eq!(waiter.registered(), None);
+}
+
+/// The same two calls, each spinning two checks spread over two polls (one
+/// check a turn under loom) before it arms the flag: a call that yields
+/// between its turns is neither registered with the reactor nor counted on
+/// by the server's notify, and in every interleaving of those yields with
+/// the server's answers and the other call's routing, both replies still
+/// reach their callers and nobody sleeps for good.
+#[test]
+fn two_reactor_calls_that_spin_between_polls_finish() {
+    model(|| {
+        two_calls_on_a_reactor(Options {
+            spin: 2,
+            min_spin: 2,
+            ..REACTOR_ONLY
+        });
+    });
 }
 
 /// Two tasks on two threads share one reactor-driven client, one call each,
@@ -346,40 +402,5 @@ fn reactor_call(
 /// replies reach their callers, and nobody sleeps for good.
 #[test]
 fn two_reactor_calls_finish_without_waking_themselves() {
-    model(|| {
-        let link = Box::leak(Box::new(Link::new()));
-        let reactor = Arc::new(EventReactor::default());
-        let parking = Arc::new((Mutex::new(()), Condvar::new()));
-        let (sq_tx, sq_rx) = HeapRing::new(2).unwrap();
-        let (cq_tx, cq_rx) = HeapRing::new(2).unwrap();
-        let client_side = Side {
-            parking: parking.clone(),
-            reactor: None,
-        };
-        let server_side = Side {
-            parking,
-            reactor: Some(reactor.clone()),
-        };
-        let mut client = Client::<2, _>::from_rings(sq_tx, cq_rx, link, client_side);
-        let mut server = Server::from_rings(sq_rx, cq_tx, link, server_side);
-        client.set_options(REACTOR_ONLY);
-        server.set_options(REACTOR_ONLY);
-        let client = Arc::new(client);
-        let waiter = Arc::new(ReactorWaiter::new());
-        let s = thread::spawn(move || {
-            for _ in 0..2 {
-                let incoming = server.recv().unwrap();
-                let op = incoming.opcode() as i32;
-                server.complete(incoming, op * 10, 0).unwrap();
-            }
-        });
-        let (other, other_waiter, other_reactor) =
-            (client.clone(), waiter.clone(), reactor.clone());
-        let t = thread::spawn(move || reactor_call(&other, &other_waiter, &other_reactor, 1));
-        assert_eq!(reactor_call(&client, &waiter, &reactor, 2), 20);
-        assert_eq!(t.join().unwrap(), 10);
-        s.join().unwrap();
-        assert_eq!(client.in_flight(), 0);
-        assert_eq!(waiter.registered(), None);
-    });
+    model(|| two_calls_on_a_reactor(REACTOR_ONLY));
 }

@@ -15,8 +15,10 @@ use std::io;
 /// [`call`](Self::call)`.await` needs no other thread, on a `current_thread`
 /// runtime too.
 ///
-/// A waiting call arms the client's "needs wakeup" flag and returns to the
-/// runtime; the reactor wakes it when the server writes the client's
+/// A waiting call spins a turn per poll, yielding to the runtime between
+/// turns (so a server task on the same runtime runs meanwhile), then arms
+/// the client's "needs wakeup" flag and returns to the runtime; the reactor
+/// wakes it when the server writes the client's
 /// eventfd, and it routes every completion that arrived (waking the calls
 /// they belong to). One waiting call at a time is the one the reactor
 /// wakes; one that leaves while it is hands that on. A timer of the
@@ -272,7 +274,7 @@ impl CallDriver {
     ) -> Result<Reply, Error> {
         // Declared before the call's future, so dropped after it: a call
         // cancelled with its future leaves with it.
-        let on_reactor = OnReactor::new(client, &self.waiter);
+        let mut on_reactor = OnReactor::new(client, &self.waiter);
         let mut call = pin!(client.call_on_reactor(request));
         let mut timer = pin!(None::<Sleep>);
         let mut submitted = false;

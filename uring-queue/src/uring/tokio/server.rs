@@ -1,13 +1,15 @@
 //! The reactor-driven server: a task that awaits requests.
 
 use super::wakeup::{Wake, Wakeup, tick};
+use crate::uring::reactor::{Spread, Step};
 use crate::uring::{Error, EventFd, Incoming, Rejected, Server};
+use ::tokio::task::coop;
 use ::tokio::time::{Sleep, sleep};
 use alloc::boxed::Box;
 use core::fmt;
 use core::future::poll_fn;
 use core::pin::Pin;
-use core::task::{Context, Poll};
+use core::task::{Context, Poll, ready};
 use std::io;
 
 /// A [`Server`] that runs as a task: [`recv`](Self::recv)`.await`, then
@@ -43,6 +45,8 @@ pub(crate) struct RecvDriver {
     /// The most requests received in a row before the task yields once;
     /// `usize::MAX`: never.
     batch: usize,
+    /// The wait's spin, spread over polls.
+    spread: Spread,
 }
 
 impl<const K: usize> fmt::Debug for AsyncServer<'_, K> {
@@ -107,6 +111,12 @@ impl<'a, const K: usize> AsyncServer<'a, K> {
     }
 
     /// Waits, through the runtime, for the next request.
+    ///
+    /// Cooperative, as tokio's own channels are: each request taken spends
+    /// a unit of the task's budget, and with the budget spent the task
+    /// yields once before it takes more. The wait spins a turn per poll,
+    /// yielding between turns, before it arms the flag and waits on the
+    /// reactor ([`Options::spin`](crate::uring::Options::spin)).
     ///
     /// # Errors
     ///
@@ -294,6 +304,7 @@ impl RecvDriver {
             timer: Box::pin(sleep(server.options().park_timeout)),
             streak: 0,
             batch: batch.max(1),
+            spread: Spread::new(),
         })
     }
 
@@ -320,9 +331,17 @@ impl RecvDriver {
             cx.waker().wake_by_ref();
             return Poll::Pending;
         }
+        // The runtime's budget: a request taken uses one unit, and with the
+        // budget spent the task yields. A server whose clients keep it busy
+        // would otherwise never return to the runtime, and the tasks queued
+        // behind it on its worker (the clients' calls among them) would
+        // wait until a spin of its came up empty.
+        let coop = ready!(coop::poll_proceed(cx));
         loop {
             match server.try_recv() {
                 Ok(Some(incoming)) => {
+                    coop.made_progress();
+                    server.reactor_found(&mut self.spread);
                     self.streak += 1;
                     return Poll::Ready(Ok(incoming));
                 }
@@ -334,7 +353,12 @@ impl RecvDriver {
             }
             // A request, or the client gone: look again (requests it sent
             // before it went are still delivered).
-            if server.reactor_arm() || !server.reactor_check(false) {
+            match server.reactor_step(&mut self.spread, cx.waker()) {
+                Step::Ready => continue,
+                Step::Yield => return Poll::Pending,
+                Step::Wait => {}
+            }
+            if !server.reactor_check(false) {
                 continue;
             }
             match self.wakeup.poll(cx) {
