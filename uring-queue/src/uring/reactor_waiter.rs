@@ -20,7 +20,7 @@
 
 use crate::loom::sync::SpinLock;
 use crate::loom::sync::atomic::{AtomicUsize, Ordering};
-use crate::uring::reactor::{Spread, Step};
+use crate::uring::reactor::spread::{Spread, Step};
 use crate::uring::wake::Notifier;
 use crate::uring::{Client, Error, Reply};
 use core::future::Future;
@@ -238,6 +238,7 @@ mod loom;
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use crate::uring::reactor::spread::tests::counting;
 
     #[test]
     fn a_new_waiter_has_none_registered_and_ids_from_one() {
@@ -310,30 +311,6 @@ mod tests {
         // Leaving twice (a guard cannot, but the word must not care).
         assert_eq!(waiter.leave(a), Leave::Quietly);
         assert_eq!(waiter.registered(), None);
-    }
-
-    /// A waker that counts its wake-ups.
-    #[derive(Default)]
-    struct Count(core::sync::atomic::AtomicUsize);
-
-    impl alloc::task::Wake for Count {
-        fn wake(self: alloc::sync::Arc<Self>) {
-            self.wake_by_ref();
-        }
-        fn wake_by_ref(self: &alloc::sync::Arc<Self>) {
-            self.0.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
-        }
-    }
-
-    impl Count {
-        fn get(&self) -> usize {
-            self.0.load(core::sync::atomic::Ordering::Relaxed)
-        }
-    }
-
-    fn counting() -> (alloc::sync::Arc<Count>, core::task::Waker) {
-        let count = alloc::sync::Arc::new(Count::default());
-        (count.clone(), count.into())
     }
 
     #[test]
@@ -443,7 +420,7 @@ mod tests {
     #[test]
     fn a_waiting_call_yields_between_turns_of_its_spin() {
         use crate::HeapRing;
-        use crate::uring::reactor::CHECKS_PER_TURN;
+        use crate::uring::reactor::spread::CHECKS_PER_TURN;
         use crate::uring::{Link, Request, Server, Spin};
         use core::pin::pin;
 

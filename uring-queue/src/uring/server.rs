@@ -9,7 +9,7 @@ use super::payload::{Area, Span};
 #[cfg(all(feature = "std", target_os = "linux", not(loom)))]
 use super::reactor;
 #[cfg(all(feature = "tokio", target_os = "linux", not(loom)))]
-use super::reactor::{Spread, Step};
+use super::reactor::spread::{Spread, Step};
 use super::table::Place;
 use super::wake::Notifier;
 use super::{Error, Options, Rejected};

@@ -4,7 +4,7 @@
 use super::Client;
 use crate::uring::Error;
 use crate::uring::reactor;
-use crate::uring::reactor::{Spread, Step};
+use crate::uring::reactor::spread::{Spread, Step};
 use crate::uring::wake::Notifier;
 use core::task::Waker;
 
@@ -28,10 +28,11 @@ impl<const N: usize, W: Notifier, const K: usize> Client<'_, N, W, K> {
     /// A waiting call's reply came while its `spread` was under way
     /// (routed by another call): the phase ends as a spin that found it.
     pub(crate) fn reactor_found(&self, spread: &mut Spread) {
-        let mut inner = self.inner.lock();
-        let mut budget = inner.spin_budget;
-        spread.found(&mut budget);
-        inner.spin_budget = budget;
+        // Most replies come at a poll's first look, with no phase to end:
+        // no lock then.
+        if spread.is_under_way() {
+            spread.found(&mut self.inner.lock().spin_budget);
+        }
     }
 
     /// Arms the client's wake flag again after a waiting call took the

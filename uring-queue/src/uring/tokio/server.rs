@@ -1,7 +1,7 @@
 //! The reactor-driven server: a task that awaits requests.
 
 use super::wakeup::{Wake, Wakeup, tick};
-use crate::uring::reactor::{Spread, Step};
+use crate::uring::reactor::spread::{Spread, Step};
 use crate::uring::{Error, EventFd, Incoming, Rejected, Server};
 use ::tokio::task::coop;
 use ::tokio::time::{Sleep, sleep};
